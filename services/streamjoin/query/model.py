@@ -1,0 +1,152 @@
+"""The query definition: what a user writes, immutable and validated (semantics.md section 4).
+
+A `QueryDef` is built by `streamjoin.query.parse.parse_query` from the query JSON; the runtime
+objects that hold state (`streamjoin.engine.MultiJoin`) are built from it, never the other way round.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, TypeAlias
+
+__all__ = [
+    "Algorithm",
+    "Comparison",
+    "FieldRef",
+    "InputDef",
+    "JsonScalar",
+    "ModeDef",
+    "Operand",
+    "Predicate",
+    "QueryDef",
+    "RangeWindow",
+    "RowsWindow",
+    "StartPosition",
+    "WindowDef",
+]
+
+Comparison: TypeAlias = Literal["=", "!=", "<", "<=", ">", ">="]
+Algorithm: TypeAlias = Literal["hash", "nlj"]
+JsonScalar: TypeAlias = str | int | float | bool | None
+StartPosition: TypeAlias = Literal["latest", "earliest"] | int | float
+
+
+@dataclass(frozen=True, slots=True)
+class RangeWindow:
+    """A time-based window: the last `range` time units (in the query's timestamp unit)."""
+
+    range: float
+
+
+@dataclass(frozen=True, slots=True)
+class RowsWindow:
+    """A count-based window: the last `rows` records per partition (and per `partition_by` value)."""
+
+    rows: int
+    partition_by: str | None = None
+
+
+WindowDef: TypeAlias = RangeWindow | RowsWindow
+
+
+@dataclass(frozen=True, slots=True)
+class InputDef:
+    """One input of a query: a named stream read from a topic, with its own window."""
+
+    stream: str
+    topic: str
+    timestamp: str | None
+    window: WindowDef
+
+
+@dataclass(frozen=True, slots=True)
+class FieldRef:
+    """An operand `stream.field`."""
+
+    stream: str
+    field: str
+
+    def __str__(self) -> str:
+        return f"{self.stream}.{self.field}"
+
+
+Operand: TypeAlias = FieldRef | JsonScalar
+
+
+@dataclass(frozen=True, slots=True)
+class Predicate:
+    """One `where` entry: `left op right`."""
+
+    left: Operand
+    op: Comparison
+    right: Operand
+
+    @property
+    def streams(self) -> frozenset[str]:
+        """Return the inputs this predicate mentions."""
+        return frozenset(o.stream for o in (self.left, self.right) if isinstance(o, FieldRef))
+
+    @property
+    def is_join_edge(self) -> bool:
+        """Return True for an equality between fields of two different inputs."""
+        return (
+            self.op == "="
+            and isinstance(self.left, FieldRef)
+            and isinstance(self.right, FieldRef)
+            and self.left.stream != self.right.stream
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ModeDef:
+    """Evaluation or expiration mode: eager, or lazy every `every` time units."""
+
+    mode: Literal["eager", "lazy"] = "eager"
+    every: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class QueryDef:
+    """A validated continuous multi-way join query."""
+
+    name: str
+    inputs: tuple[InputDef, ...]
+    where: tuple[Predicate, ...]
+    output_topic: str
+    evaluation: ModeDef = field(default_factory=ModeDef)
+    expiration: ModeDef = field(default_factory=ModeDef)
+    algorithm: Algorithm = "hash"
+    order: tuple[str, ...] | Literal["auto"] = "auto"
+    lateness: float = 0
+    select: tuple[FieldRef, ...] | None = None
+    start: StartPosition = "latest"
+    dead_letter_topic: str | None = None
+
+    @property
+    def stream_names(self) -> tuple[str, ...]:
+        """Return the input stream names in query order."""
+        return tuple(i.stream for i in self.inputs)
+
+    def input_index(self, stream: str) -> int:
+        """Return the position of `stream` among the inputs."""
+        return self.stream_names.index(stream)
+
+    @property
+    def join_edges(self) -> tuple[Predicate, ...]:
+        """Return the equalities between two inputs: the edges of the join graph."""
+        return tuple(p for p in self.where if p.is_join_edge)
+
+    @property
+    def first_join_field(self) -> FieldRef | None:
+        """Return the left operand of the first equi-join edge (the output record's Kafka key)."""
+        edges = self.join_edges
+        if not edges:
+            return None
+        left = edges[0].left
+        return left if isinstance(left, FieldRef) else None
+
+    @property
+    def largest_window(self) -> float:
+        """Return the largest range window (0 when every window counts rows)."""
+        ranges = [i.window.range for i in self.inputs if isinstance(i.window, RangeWindow)]
+        return max(ranges, default=0)

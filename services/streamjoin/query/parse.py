@@ -1,0 +1,262 @@
+"""Parse and validate the query JSON of semantics.md section 4 into a `QueryDef`.
+
+The input is data: it is walked field by field, never evaluated. Every problem raises a
+`QueryError` whose `field` names the offending place (`inputs[1].window.range`), so the control
+plane can answer with a 422 that says what is wrong and the replay CLI with a one-line message.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any, Literal, cast
+
+from streamjoin.query.model import (
+    Algorithm,
+    Comparison,
+    FieldRef,
+    InputDef,
+    ModeDef,
+    Operand,
+    Predicate,
+    QueryDef,
+    RangeWindow,
+    RowsWindow,
+    StartPosition,
+    WindowDef,
+)
+
+__all__ = ["QueryError", "parse_operand", "parse_query", "validate_join_graph"]
+
+_COMPARISONS: frozenset[str] = frozenset({"=", "!=", "<", "<=", ">", ">="})
+_TOP_LEVEL: frozenset[str] = frozenset(
+    {
+        "name", "inputs", "where", "output", "evaluation", "expiration", "algorithm", "order",
+        "lateness", "select", "start", "dead_letter",
+    }
+)
+
+
+class QueryError(ValueError):
+    """A query that cannot be accepted; `field` names where the problem is."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _name(value: object, where: str) -> str:
+    if not isinstance(value, str) or not value or len(value) > 249:
+        raise QueryError(where, "must be a non-empty string of at most 249 characters")
+    return value
+
+
+def _mapping(value: object, where: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise QueryError(where, "must be a JSON object")
+    return cast(Mapping[str, Any], value)
+
+
+def _window(raw: object, where: str) -> WindowDef:
+    spec = _mapping(raw, where)
+    unknown = set(spec) - {"range", "rows", "partition_by"}
+    if unknown:
+        raise QueryError(where, f"unknown window field(s) {sorted(unknown)}")
+    if ("range" in spec) == ("rows" in spec):
+        raise QueryError(where, 'must have exactly one of "range" or "rows"')
+    if "range" in spec:
+        if "partition_by" in spec:
+            raise QueryError(f"{where}.partition_by", 'only a "rows" window can be partitioned')
+        size = spec["range"]
+        if not _is_number(size) or size <= 0:
+            raise QueryError(f"{where}.range", "must be a number > 0")
+        return RangeWindow(range=size)
+    rows = spec["rows"]
+    if isinstance(rows, bool) or not isinstance(rows, int) or rows <= 0:
+        raise QueryError(f"{where}.rows", "must be an integer > 0")
+    partition_by = spec.get("partition_by")
+    if partition_by is not None:
+        partition_by = _name(partition_by, f"{where}.partition_by")
+    return RowsWindow(rows=rows, partition_by=partition_by)
+
+
+def _inputs(raw: object) -> tuple[InputDef, ...]:
+    if not isinstance(raw, list) or len(raw) < 2:
+        raise QueryError("inputs", "must be a list of at least 2 inputs")
+    inputs: list[InputDef] = []
+    seen: set[str] = set()
+    for i, item in enumerate(raw):
+        where = f"inputs[{i}]"
+        spec = _mapping(item, where)
+        unknown = set(spec) - {"stream", "topic", "timestamp", "window"}
+        if unknown:
+            raise QueryError(where, f"unknown field(s) {sorted(unknown)}")
+        stream = _name(spec.get("stream"), f"{where}.stream")
+        if "." in stream:
+            raise QueryError(f"{where}.stream", "must not contain '.'")
+        if stream in seen:
+            raise QueryError(f"{where}.stream", f"duplicate input stream {stream!r}")
+        seen.add(stream)
+        topic = _name(spec.get("topic", stream), f"{where}.topic")
+        timestamp = spec.get("timestamp")
+        if timestamp is not None:
+            timestamp = _name(timestamp, f"{where}.timestamp")
+        if "window" not in spec:
+            raise QueryError(f"{where}.window", "is required")
+        inputs.append(InputDef(stream, topic, timestamp, _window(spec["window"], f"{where}.window")))
+    return tuple(inputs)
+
+
+def parse_operand(raw: object, streams: frozenset[str], where: str) -> Operand:
+    """Return a `FieldRef` for `"stream.field"` over a known stream, else the JSON literal.
+
+    A string naming an unknown stream is an error, not a literal: quote literals that contain a
+    dot by making them non-strings or by not prefixing them with a stream name.
+    """
+    if isinstance(raw, str) and "." in raw:
+        stream, _, name = raw.partition(".")
+        if stream in streams and name:
+            return FieldRef(stream, name)
+        if stream and name and stream.isidentifier():
+            raise QueryError(where, f"unknown stream {stream!r} in {raw!r}")
+    if raw is None or isinstance(raw, str | bool) or _is_number(raw):
+        return cast(Operand, raw)
+    raise QueryError(where, "must be a \"stream.field\" reference or a JSON scalar")
+
+
+def _where(raw: object, streams: frozenset[str]) -> tuple[Predicate, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise QueryError("where", "must be a list of [left, op, right] triples")
+    predicates: list[Predicate] = []
+    for i, item in enumerate(raw):
+        where = f"where[{i}]"
+        if not isinstance(item, list) or len(item) != 3:
+            raise QueryError(where, "must be a [left, op, right] triple")
+        left, op, right = item
+        if op not in _COMPARISONS:
+            raise QueryError(f"{where}[1]", f"unknown operator {op!r}; use one of {sorted(_COMPARISONS)}")
+        pred = Predicate(
+            parse_operand(left, streams, f"{where}[0]"),
+            cast(Comparison, op),
+            parse_operand(right, streams, f"{where}[2]"),
+        )
+        if not pred.streams:
+            raise QueryError(where, "must mention at least one input field")
+        predicates.append(pred)
+    return tuple(predicates)
+
+
+def validate_join_graph(inputs: tuple[InputDef, ...], where: tuple[Predicate, ...]) -> None:
+    """Raise a `QueryError` naming the inputs the equi-join graph does not connect."""
+    names = [i.stream for i in inputs]
+    adjacent: dict[str, set[str]] = {n: set() for n in names}
+    for p in where:
+        if p.is_join_edge:
+            a, b = sorted(p.streams)
+            adjacent[a].add(b)
+            adjacent[b].add(a)
+    reached = {names[0]}
+    frontier = [names[0]]
+    while frontier:
+        for other in adjacent[frontier.pop()] - reached:
+            reached.add(other)
+            frontier.append(other)
+    missing = [n for n in names if n not in reached]
+    if missing:
+        raise QueryError(
+            "where",
+            f"the join graph is not connected: {missing} not joined by an equality to {sorted(reached)}",
+        )
+
+
+def _mode(raw: object, where: str) -> ModeDef:
+    if raw is None:
+        return ModeDef()
+    spec = _mapping(raw, where)
+    mode = spec.get("mode", "eager")
+    if mode == "eager":
+        if set(spec) - {"mode"}:
+            raise QueryError(where, 'eager mode takes no other field')
+        return ModeDef("eager")
+    if mode != "lazy":
+        raise QueryError(f"{where}.mode", 'must be "eager" or "lazy"')
+    every = spec.get("every")
+    if not _is_number(every) or every <= 0:
+        raise QueryError(f"{where}.every", "lazy mode needs a number every > 0")
+    return ModeDef("lazy", every)
+
+
+def _order(raw: object, names: tuple[str, ...]) -> tuple[str, ...] | Literal["auto"]:
+    if raw is None or raw == "auto":
+        return "auto"
+    if not isinstance(raw, list) or sorted(map(str, raw)) != sorted(names) or len(raw) != len(names):
+        raise QueryError("order", f'must be "auto" or a permutation of the input streams {list(names)}')
+    return tuple(raw)
+
+
+def _select(raw: object, streams: frozenset[str]) -> tuple[FieldRef, ...] | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, list) or not raw:
+        raise QueryError("select", 'must be a non-empty list of "stream.field"')
+    refs = []
+    for i, item in enumerate(raw):
+        ref = parse_operand(item, streams, f"select[{i}]")
+        if not isinstance(ref, FieldRef):
+            raise QueryError(f"select[{i}]", 'must be "stream.field" over an input stream')
+        refs.append(ref)
+    return tuple(refs)
+
+
+def _start(raw: object) -> StartPosition:
+    if raw is None:
+        return "latest"
+    if raw in ("latest", "earliest") or _is_number(raw):
+        return cast(StartPosition, raw)
+    raise QueryError("start", 'must be "latest", "earliest" or a timestamp')
+
+
+def parse_query(raw: object) -> QueryDef:
+    """Validate the query JSON (already decoded) and return its `QueryDef`."""
+    spec = _mapping(raw, "query")
+    unknown = set(spec) - _TOP_LEVEL
+    if unknown:
+        raise QueryError("query", f"unknown field(s) {sorted(unknown)}")
+    name = _name(spec.get("name"), "name")
+    inputs = _inputs(spec.get("inputs"))
+    names = tuple(i.stream for i in inputs)
+    streams = frozenset(names)
+    where = _where(spec.get("where"), streams)
+    validate_join_graph(inputs, where)
+    output = _mapping(spec.get("output"), "output")
+    output_topic = _name(output.get("topic"), "output.topic")
+    algorithm = spec.get("algorithm", "hash")
+    if algorithm not in ("hash", "nlj"):
+        raise QueryError("algorithm", 'must be "hash" or "nlj"')
+    lateness = spec.get("lateness", 0)
+    if not _is_number(lateness) or lateness < 0:
+        raise QueryError("lateness", "must be a number >= 0")
+    dead_letter = spec.get("dead_letter")
+    if dead_letter is not None:
+        dead_letter = _name(_mapping(dead_letter, "dead_letter").get("topic"), "dead_letter.topic")
+    return QueryDef(
+        name=name,
+        inputs=inputs,
+        where=where,
+        output_topic=output_topic,
+        evaluation=_mode(spec.get("evaluation"), "evaluation"),
+        expiration=_mode(spec.get("expiration"), "expiration"),
+        algorithm=cast(Algorithm, algorithm),
+        order=_order(spec.get("order"), names),
+        lateness=lateness,
+        select=_select(spec.get("select"), streams),
+        start=_start(spec.get("start")),
+        dead_letter_topic=dead_letter,
+    )
