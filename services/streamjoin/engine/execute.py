@@ -1,0 +1,207 @@
+"""The join loops: COMPUTEHASHJOIN / COMPUTEJOIN (origin first) and GENERALCOMPUTEJOIN.
+
+Both build results breadth-first: a list of partial results (tuples of entries in local-order
+positions) is extended one window at a time. When a window is probed with the origin record's value,
+its admitted bucket is the same for every partial result, so the extension is a plain cross product.
+
+Admission is Golab's timestamp check generalised to the semantics of semantics.md section 3: a
+candidate `u` joins a result whose youngest member is `k` only if it was released before `k`
+(`u.seq < k.seq`, which is what emits each result once) and is inside its window as seen at `k.ts`
+(range: `u.ts >= k.ts - T`; rows: fewer than N newer records of its group with ts <= k.ts). Checks
+that cannot fail in the current mode (e.g. the timestamp check under eager expiration) are skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from streamjoin.engine.entry import Entry
+from streamjoin.engine.program import Partial, Program
+from streamjoin.engine.window import WindowStore
+
+__all__ = ["WindowRuntime", "admits", "run_general", "run_origin_first"]
+
+
+@dataclass(slots=True)
+class WindowRuntime:
+    """A window table plus the admission checks its mode needs."""
+
+    table: WindowStore
+    range: float | None
+    rows: int | None
+    check_ts: bool  # expired records may still be held (lazy expiration or lazy evaluation)
+    check_member: bool  # rows records beyond the window may still be held
+    check_passes: bool  # held records may fail the input's filter (rows windows keep them)
+    exact_counts: bool  # every held record has ts <= the origin's (eager evaluation)
+
+
+def admits(u: Entry, k: Entry, w: WindowRuntime) -> bool:
+    """Return True when `u` may join a result whose youngest member is `k`."""
+    if u.seq >= k.seq or not u.passes:
+        return False
+    if w.range is not None:
+        return u.ts >= k.ts - w.range
+    assert w.rows is not None
+    return u.cnt > u.group.count_at(k.ts) - w.rows
+
+
+def _admit(entries: Iterable[Entry], k: Entry, w: WindowRuntime, check_seq: bool) -> Sequence[Entry]:
+    """Return the entries of `entries` that may join a result whose youngest member is `k`."""
+    if w.range is not None:
+        if w.check_ts:
+            lo = k.ts - w.range
+            if check_seq:
+                kseq = k.seq
+                return [u for u in entries if u.ts >= lo and u.seq < kseq]
+            return [u for u in entries if u.ts >= lo]
+        if check_seq:
+            kseq = k.seq
+            return [u for u in entries if u.seq < kseq]
+        return entries if isinstance(entries, Sequence) else list(entries)
+    if not (w.check_member or w.check_passes or check_seq):
+        return entries if isinstance(entries, Sequence) else list(entries)
+    rows = w.rows
+    assert rows is not None
+    kseq, kts = k.seq, k.ts
+    cutoffs: dict[int, int] = {}
+    out = []
+    for u in entries:
+        if u.seq >= kseq or not u.passes:
+            continue
+        if w.check_member:
+            group = u.group
+            cut = cutoffs.get(id(group))
+            if cut is None:
+                cut = cutoffs[id(group)] = (group.count if w.exact_counts else group.count_at(kts)) - rows
+            if u.cnt <= cut:
+                continue
+        out.append(u)
+    return out
+
+
+def _candidates(step_table: WindowStore, field: str | None, value: Any) -> Sequence[Entry] | Iterable[Entry]:
+    stats = step_table.stats
+    stats.probes += 1
+    if field is None:
+        stats.comparisons += len(step_table)
+        return step_table.scan()
+    bucket = step_table.bucket(field, value)
+    stats.comparisons += len(bucket)
+    return bucket
+
+
+def run_origin_first(
+    k: Entry, program: Program, windows: dict[str, WindowRuntime], check_seq: bool
+) -> list[Partial]:
+    """Return the results whose youngest member is `k`, visiting windows in the local order."""
+    partials: list[Partial] = [(k,)]
+    krecord = k.record
+    for step in program.steps[1:]:
+        w = windows[step.stream]
+        check = step.check
+        pos = step.probe_pos
+        if pos == 0 or pos is None:  # one candidate list for every partial result
+            value = krecord[step.probe_src_field] if pos == 0 else None  # type: ignore[index]
+            valid = _admit(_candidates(w.table, step.probe_field, value), k, w, check_seq)
+            if not valid:
+                return []
+            if check is None:
+                partials = [p + (u,) for p in partials for u in valid]
+            else:
+                partials = [p + (u,) for p in partials for u in valid if check(p, u)]
+        else:
+            src, field = step.probe_src_field, step.probe_field
+            cache: dict[Any, Sequence[Entry]] = {}
+            extended: list[Partial] = []
+            for p in partials:
+                value = p[pos].record[src]  # type: ignore[index]
+                valid = cache.get(value)
+                if valid is None:
+                    valid = cache[value] = _admit(_candidates(w.table, field, value), k, w, check_seq)
+                if check is None:
+                    extended.extend([p + (u,) for u in valid])
+                else:
+                    extended.extend([p + (u,) for u in valid if check(p, u)])
+            partials = extended
+        if not partials:
+            return partials
+    return partials
+
+
+def run_general(batch: Sequence[Entry], program: Program, windows: dict[str, WindowRuntime]) -> list[Partial]:
+    """Return the results whose youngest member is one of `batch` (GENERAL LAZY, origin not first).
+
+    The loops above the origin bind windows by attributes only (no new record is known yet); the
+    origin's loop admits each bound record against the new record `k`, and the loops below it admit
+    candidates against the `k` of their partial result.
+    """
+    p_origin = program.origin_pos
+    partials: list[Partial] = [()]
+    for step in program.steps[:p_origin]:
+        w = windows[step.stream]
+        partials = _extend_unanchored(partials, step.probe_pos, step.probe_src_field, step.probe_field, w)
+        if step.check is not None:
+            check = step.check
+            partials = [p for p in partials if check(p[:-1], p[-1])]
+        if not partials:
+            return []
+    partials = _bind_origin(partials, batch, program, windows)
+    for step in program.steps[p_origin + 1 :]:
+        w = windows[step.stream]
+        check = step.check
+        pos, src, field = step.probe_pos, step.probe_src_field, step.probe_field
+        cache: dict[tuple[int, Any], Sequence[Entry]] = {}
+        extended: list[Partial] = []
+        for p in partials:
+            k = p[p_origin]
+            value = p[pos].record[src] if pos is not None else None  # type: ignore[index]
+            valid = cache.get((k.seq, value))
+            if valid is None:
+                valid = cache[(k.seq, value)] = _admit(_candidates(w.table, field, value), k, w, True)
+            if check is None:
+                extended.extend([p + (u,) for u in valid])
+            else:
+                extended.extend([p + (u,) for u in valid if check(p, u)])
+        partials = extended
+        if not partials:
+            return []
+    return partials
+
+
+def _extend_unanchored(
+    partials: list[Partial], pos: int | None, src: str | None, field: str | None, w: WindowRuntime
+) -> list[Partial]:
+    if pos is None:
+        held = [u for u in _candidates(w.table, None, None) if u.passes]
+        return [p + (u,) for p in partials for u in held]
+    extended: list[Partial] = []
+    for p in partials:
+        bucket = _candidates(w.table, field, p[pos].record[src])  # type: ignore[index]
+        extended.extend([p + (u,) for u in bucket if u.passes])
+    return extended
+
+
+def _bind_origin(
+    partials: list[Partial], batch: Sequence[Entry], program: Program, windows: dict[str, WindowRuntime]
+) -> list[Partial]:
+    step = program.steps[program.origin_pos]
+    above = [windows[s] for s in program.order[: program.origin_pos]]
+    by_value: dict[Any, list[Entry]] = {}
+    if step.probe_pos is not None:
+        for k in batch:
+            by_value.setdefault(k.record[step.probe_field], []).append(k)  # type: ignore[index]
+    check = step.check
+    bound: list[Partial] = []
+    for p in partials:
+        if step.probe_pos is None:
+            ks: Sequence[Entry] = batch
+        else:
+            ks = by_value.get(p[step.probe_pos].record[step.probe_src_field], ())  # type: ignore[index]
+        for k in ks:
+            if check is not None and not check(p, k):
+                continue
+            if all(admits(u, k, w) for u, w in zip(p, above, strict=True)):
+                bound.append(p + (k,))
+    return bound

@@ -1,0 +1,314 @@
+"""`MultiJoin`: the n-way sliding-window join operator of one query (Golab & Özsu, sections 3-4).
+
+Contract (what happens when):
+- `add` (a record arrives): the record is checked against the watermark (late records are counted
+  and not joined), filtered, and put in a reorder buffer. Nothing is joined yet.
+- `advance` (a timer, or after a batch of records): the watermark is recomputed and every buffered
+  record it passed is *released* in timestamp order. Released records enter their windows and, under
+  eager evaluation, are joined at once; under lazy evaluation they are joined as one batch each time
+  the watermark crosses a multiple of tau. Expiration is eager (before every probe) or lazy (every tau).
+- `finish` (end of input): everything buffered is released and joined.
+- `set_plan` switches the join order; it takes effect for the next record or batch joined.
+Releasing in timestamp order is what makes count windows and out-of-order input (within `lateness`)
+exact, and emitting each result from its last-released member is what makes it exactly once for
+every order, mode and batch boundary. State lives in the window stores; see `window.py`.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from itertools import count, groupby
+from typing import Any
+
+from streamjoin.engine.entry import Entry
+from streamjoin.engine.execute import WindowRuntime, run_general, run_origin_first
+from streamjoin.engine.plan import JoinPlan
+from streamjoin.engine.program import Partial, Program, compile_filters, compile_program, index_fields, join_edges
+from streamjoin.engine.stats import WindowStats
+from streamjoin.engine.window import StoreFactory, memory_store
+from streamjoin.query.model import QueryDef, RangeWindow
+
+__all__ = ["MultiJoin", "Result", "default_plan"]
+
+Result = Partial  # one entry per input, in query input order
+
+_NEG_INF = -math.inf
+
+
+def default_plan(query: QueryDef) -> JoinPlan:
+    """Return the plan to start with before any statistics: the written order, joined-graph first.
+
+    With order "auto" each origin visits the streams connected to what is already bound first
+    (breadth-first over the join graph, ties in query order), so no window is scanned for lack of
+    an equality; the planner replaces this as soon as it has statistics.
+    """
+    names = query.stream_names
+    if query.order != "auto":
+        return JoinPlan.from_global(query.order)
+    neighbours: dict[str, set[str]] = {s: set() for s in names}
+    for e in join_edges(query):
+        if e.op == "=":
+            neighbours[e.left].add(e.right)
+            neighbours[e.right].add(e.left)
+    local: dict[str, tuple[str, ...]] = {}
+    for origin in names:
+        order = [origin]
+        while len(order) < len(names):
+            placed = set(order)
+            nxt = next((s for s in names if s not in placed and neighbours[s] & placed), None)
+            order.append(nxt if nxt is not None else next(s for s in names if s not in placed))
+        local[origin] = tuple(order)
+    return JoinPlan(local[names[0]], local, None, "default: join graph in query order")
+
+
+class MultiJoin:
+    """Run one query's multi-way join over records fed in arrival order."""
+
+    def __init__(
+        self,
+        query: QueryDef,
+        plan: JoinPlan | None = None,
+        *,
+        partitions: Mapping[str, Iterable[int]] | None = None,
+        store_factory: StoreFactory = memory_store,
+        buckets: Mapping[str, int] | None = None,
+    ) -> None:
+        self.query = query
+        self._names = query.stream_names
+        self._index = {s: i for i, s in enumerate(self._names)}
+        self._filters = compile_filters(query)
+        buckets = dict(buckets or {})
+        self._exact = {s: s not in buckets for s in self._names}
+        self._lazy_eval = query.evaluation.mode == "lazy"
+        self._lazy_exp = query.expiration.mode == "lazy"
+        eager_both = not self._lazy_eval and not self._lazy_exp
+        fields = index_fields(query) if query.algorithm == "hash" else {s: [] for s in self._names}
+        self.windows: dict[str, WindowRuntime] = {}
+        for inp in query.inputs:
+            table = store_factory(inp, fields[inp.stream], buckets.get(inp.stream))
+            is_range = isinstance(inp.window, RangeWindow)
+            self.windows[inp.stream] = WindowRuntime(
+                table=table,
+                range=inp.window.range if isinstance(inp.window, RangeWindow) else None,
+                rows=None if isinstance(inp.window, RangeWindow) else inp.window.rows,
+                check_ts=is_range and not eager_both,
+                check_member=not is_range and not eager_both,
+                check_passes=not is_range and self._filters[inp.stream] is not None,
+                exact_counts=not self._lazy_eval,
+            )
+        self._tables = [self.windows[s].table for s in self._names]
+        # Range windows release records at the watermark itself; count windows only strictly below,
+        # since a later record with the same timestamp changes which records a count window holds.
+        self._inclusive = all(isinstance(i.window, RangeWindow) for i in query.inputs)
+        self._max_ts: dict[tuple[int, int], float | None] = {}
+        self._idle: set[tuple[int, int]] = set()
+        for stream, parts in (partitions or {s: [0] for s in self._names}).items():
+            for p in parts:
+                self._max_ts[(self._index[stream], p)] = None
+        self._pending: list[tuple[float, int, Entry]] = []
+        self._arrival = count()
+        self._seq = count(1)
+        self.watermark = _NEG_INF
+        self._last_released_ts = _NEG_INF
+        self._batch: list[Entry] = []
+        self._eval_epoch: float | None = None
+        self._exp_epoch: float | None = None
+        self.plan_changes = 0
+        self._programs: dict[str, Program] = {}
+        self.plan = default_plan(query)
+        self.set_plan(plan or self.plan)
+        self.plan_changes = 0
+
+    # -- plan -------------------------------------------------------------------------------
+
+    def set_plan(self, plan: JoinPlan) -> None:
+        """Switch to `plan` for every record joined from now on."""
+        plan.validate(self._names)
+        hashed = self.query.algorithm == "hash"
+        self._programs = {
+            origin: compile_program(self.query, order, origin, hashed=hashed, exact_buckets=self._exact)
+            for origin, order in plan.local_orders.items()
+        }
+        if plan != self.plan:
+            self.plan_changes += 1
+        self.plan = plan
+
+    # -- input ------------------------------------------------------------------------------
+
+    def assign(self, stream: str, partitions: Iterable[int]) -> None:
+        """Declare the partitions of `stream` this operator reads (each holds the watermark)."""
+        i = self._index[stream]
+        for p in partitions:
+            self._max_ts.setdefault((i, p), None)
+
+    def set_idle(self, stream: str, partition: int, idle: bool = True) -> None:
+        """Mark a partition idle (it stops holding the watermark back) or active again."""
+        key = (self._index[stream], partition)
+        if idle:
+            self._idle.add(key)
+        else:
+            self._idle.discard(key)
+
+    def add(self, stream: str, record: Mapping[str, Any], *, ts: float, partition: int = 0, offset: int,
+            size: int = 0) -> bool:
+        """Buffer one arriving record; return False when it is late (counted, never joined)."""
+        i = self._index[stream]
+        stats = self._tables[i].stats
+        stats.arrivals += 1
+        if stats.first_ts is None:
+            stats.first_ts = ts
+        if stats.last_ts is None or ts > stats.last_ts:
+            stats.last_ts = ts
+        key = (i, partition)
+        self._idle.discard(key)
+        seen = self._max_ts.get(key)
+        if seen is None or ts > seen:
+            self._max_ts[key] = ts
+        if ts < self.watermark:
+            stats.late += 1
+            return False
+        entry = Entry(i, partition, offset, ts, record, size)
+        passes = self._filters[stream]
+        if passes is not None and not passes(record):
+            stats.filtered += 1
+            if self.windows[stream].rows is None:
+                return True  # a filter may be pushed below a range window: the record can never join
+            entry.passes = False
+        heapq.heappush(self._pending, (ts, next(self._arrival), entry))
+        return True
+
+    # -- time -------------------------------------------------------------------------------
+
+    def _compute_watermark(self) -> float:
+        active = [ts for key, ts in self._max_ts.items() if key not in self._idle]
+        if not active:
+            active = [ts for ts in self._max_ts.values() if ts is not None]
+            if not active:
+                return self.watermark
+        if any(ts is None for ts in active):
+            return self.watermark
+        return max(self.watermark, min(active) - self.query.lateness)  # type: ignore[type-var]
+
+    def advance(self) -> list[Result]:
+        """Release what the watermark allows, join it, and return the new results."""
+        self.watermark = self._compute_watermark()
+        return self._release(self.watermark, final=False)
+
+    def finish(self) -> list[Result]:
+        """End of input: release and join everything still buffered."""
+        return self._release(math.inf, final=True)
+
+    def _release(self, watermark: float, *, final: bool) -> list[Result]:
+        pending = self._pending
+        released: list[Entry] = []
+        inclusive = self._inclusive or final
+        while pending and (pending[0][0] <= watermark if inclusive else pending[0][0] < watermark):
+            released.append(heapq.heappop(pending)[2])
+        results: list[Result] = []
+        if released:
+            self._last_released_ts = released[-1].ts
+        if self._lazy_eval:
+            for entry in released:
+                entry.seq = next(self._seq)
+                self._tables[entry.input].insert(entry)
+            self._batch.extend(released)
+            epoch = self._epoch(watermark, self.query.evaluation.every)
+            if self._batch and (final or epoch != self._eval_epoch):
+                self._eval_epoch = epoch
+                self._join_batch(results)
+                self._expire_after_join(watermark, final)
+        else:
+            self._join_eagerly(released, results)
+            if self._lazy_exp:
+                self._expire_after_join(watermark, final)
+        return results
+
+    @staticmethod
+    def _epoch(watermark: float, every: float | None) -> float:
+        if every is None or not math.isfinite(watermark):
+            return watermark
+        return math.floor(watermark / every)
+
+    def _expire_after_join(self, watermark: float, final: bool) -> None:
+        if self._lazy_exp:
+            epoch = self._epoch(watermark, self.query.expiration.every)
+            if epoch == self._exp_epoch and not final:
+                return
+            self._exp_epoch = epoch
+        now = self._last_released_ts  # no record joined from now on is older than this
+        for table in self._tables:
+            table.expire(now)
+
+    # -- joining ----------------------------------------------------------------------------
+
+    def _eligible(self, k: Entry) -> bool:
+        """Return True when `k` may be the youngest member of a result (filter, own count window)."""
+        if not k.passes:
+            return False
+        w = self.windows[self._names[k.input]]
+        if w.rows is not None:
+            return bool(k.cnt > k.group.count_at(k.ts) - w.rows)
+        return True
+
+    def _join_eagerly(self, released: Sequence[Entry], results: list[Result]) -> None:
+        # Records with equal timestamps enter their windows together before any is joined: a count
+        # window "as seen at t" holds every record with timestamp <= t.
+        for _, group_iter in groupby(released, key=lambda e: e.ts):
+            group = list(group_iter)
+            for entry in group:
+                entry.seq = next(self._seq)
+                self._tables[entry.input].insert(entry)
+            if not self._lazy_exp:
+                now = group[0].ts
+                for table in self._tables:
+                    table.expire(now)
+            check_seq = len(group) > 1
+            for k in group:
+                if not self._eligible(k):
+                    continue
+                program = self._programs[self._names[k.input]]
+                if program.origin_pos == 0:
+                    self._emit(run_origin_first(k, program, self.windows, check_seq), k.input, results)
+                else:
+                    self._emit(run_general((k,), program, self.windows), k.input, results)
+
+    def _join_batch(self, results: list[Result]) -> None:
+        batch, self._batch = self._batch, []
+        for origin, program in self._programs.items():
+            i = self._index[origin]
+            eligible = [k for k in batch if k.input == i and self._eligible(k)]
+            if not eligible:
+                continue
+            if program.origin_pos == 0:
+                for k in eligible:
+                    self._emit(run_origin_first(k, program, self.windows, True), i, results)
+            else:
+                self._emit(run_general(eligible, program, self.windows), i, results)
+
+    def _emit(self, partials: list[Partial], origin: int, results: list[Result]) -> None:
+        if not partials:
+            return
+        self._tables[origin].stats.results += len(partials)
+        reorder = self._programs[self._names[origin]].to_query_order
+        results.extend(partials if reorder is None else map(reorder, partials))
+
+    # -- statistics -------------------------------------------------------------------------
+
+    @property
+    def stats(self) -> dict[str, WindowStats]:
+        """Return the live statistics of each input's window, by stream name."""
+        for table in self._tables:
+            table.stats.records = len(table)
+        return {s: self.windows[s].table.stats for s in self._names}
+
+    @property
+    def late(self) -> int:
+        """Return the number of late records so far."""
+        return sum(t.stats.late for t in self._tables)
+
+    @property
+    def buffered(self) -> int:
+        """Return the number of records waiting for the watermark."""
+        return len(self._pending) + len(self._batch)

@@ -1,0 +1,204 @@
+"""Compile a query and a local join order into the steps the join loop executes.
+
+A `Program` is one origin stream's nested loop, Golab-style: position `origin_pos` holds the new
+records (the batch), every other position binds one window. Each `Step` says where its candidates
+come from (one hash bucket probed with a value of an already-bound record, or the whole window) and
+which predicates must be checked in the loop (theta predicates always; equalities not answered
+exactly by the probe). Compiling happens once per plan, never per record.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from streamjoin.engine.entry import Entry
+from streamjoin.query.model import FieldRef, Predicate, QueryDef
+
+__all__ = [
+    "JoinEdge",
+    "PairCheck",
+    "Program",
+    "Step",
+    "compile_filters",
+    "compile_program",
+    "index_fields",
+    "join_edges",
+]
+
+OPERATORS: Mapping[str, Callable[[Any, Any], bool]] = {
+    "=": operator.eq,
+    "!=": operator.ne,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+}
+
+Partial = tuple[Entry, ...]
+PairCheck = Callable[[Partial, Entry], bool]
+RecordFilter = Callable[[Mapping[str, Any]], bool]
+
+
+@dataclass(frozen=True, slots=True)
+class JoinEdge:
+    """A predicate between fields of two different inputs: `left.lfield op right.rfield`."""
+
+    left: str
+    lfield: str
+    op: str
+    right: str
+    rfield: str
+
+    def other(self, stream: str) -> tuple[str, str, str]:
+        """Return (this stream's field, the other stream, the other stream's field)."""
+        if stream == self.left:
+            return self.lfield, self.right, self.rfield
+        return self.rfield, self.left, self.lfield
+
+
+def join_edges(query: QueryDef) -> list[JoinEdge]:
+    """Return every predicate that relates two different inputs."""
+    edges = []
+    for p in query.where:
+        if isinstance(p.left, FieldRef) and isinstance(p.right, FieldRef) and p.left.stream != p.right.stream:
+            edges.append(JoinEdge(p.left.stream, p.left.field, p.op, p.right.stream, p.right.field))
+    return edges
+
+
+def index_fields(query: QueryDef) -> dict[str, list[str]]:
+    """Return, per input, the attributes it is equi-joined on (each gets a hash index)."""
+    fields: dict[str, list[str]] = {s: [] for s in query.stream_names}
+    for edge in join_edges(query):
+        if edge.op != "=":
+            continue
+        for stream, field in ((edge.left, edge.lfield), (edge.right, edge.rfield)):
+            if field not in fields[stream]:
+                fields[stream].append(field)
+    return fields
+
+
+def _operand(value: Any) -> Callable[[Mapping[str, Any]], Any]:
+    if isinstance(value, FieldRef):
+        field = value.field
+        return lambda record: record.get(field)
+    return lambda record: value
+
+
+def compile_filters(query: QueryDef) -> dict[str, RecordFilter | None]:
+    """Return, per input, a test for the predicates that mention that input only (or None)."""
+    per_stream: dict[str, list[Predicate]] = {s: [] for s in query.stream_names}
+    for p in query.where:
+        streams = p.streams
+        if len(streams) == 1:
+            per_stream[next(iter(streams))].append(p)
+    filters: dict[str, RecordFilter | None] = {}
+    for stream, preds in per_stream.items():
+        if not preds:
+            filters[stream] = None
+            continue
+        tests = [(_operand(p.left), OPERATORS[p.op], _operand(p.right)) for p in preds]
+
+        def passes(record: Mapping[str, Any], tests: list[Any] = tests) -> bool:
+            try:
+                return all(op(left(record), right(record)) for left, op, right in tests)
+            except TypeError:  # e.g. None < 3: a predicate that cannot hold
+                return False
+
+        filters[stream] = passes
+    return filters
+
+
+def _pair_check(specs: list[tuple[int, str, Callable[[Any, Any], bool], str, bool]]) -> PairCheck:
+    """Build the in-loop test of a candidate `u` against the partial result `p`.
+
+    Each spec is (position of the other record in `p`, its field, operator, `u`'s field, whether
+    `u` is the left operand).
+    """
+
+    def check(p: Partial, u: Entry) -> bool:
+        record = u.record
+        try:
+            for pos, ofield, op, ufield, u_left in specs:
+                other = p[pos].record.get(ofield)
+                mine = record.get(ufield)
+                if not (op(mine, other) if u_left else op(other, mine)):
+                    return False
+        except TypeError:
+            return False
+        return True
+
+    return check
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """Bind the window of `stream` at position `position` of the local order."""
+
+    stream: str
+    position: int
+    probe_pos: int | None  # position of the bound record whose value is probed; None = scan
+    probe_src_field: str | None  # that record's field
+    probe_field: str | None  # this window's indexed field
+    check: PairCheck | None  # predicates checked in the loop, None when there are none
+
+
+@dataclass(frozen=True, slots=True)
+class Program:
+    """One origin stream's local order, compiled."""
+
+    origin: str
+    order: tuple[str, ...]
+    origin_pos: int
+    steps: tuple[Step, ...]  # every position but origin_pos, in loop order (origin step included)
+    to_query_order: Callable[[Partial], Partial] | None  # None when the local order is query order
+
+
+def compile_program(
+    query: QueryDef,
+    order: Sequence[str],
+    origin: str,
+    *,
+    hashed: bool,
+    exact_buckets: Mapping[str, bool],
+) -> Program:
+    """Compile the nested loop for new records of `origin` visiting windows in `order`.
+
+    `hashed` selects the multi-way hash join (probe one bucket per window where an equality to a
+    bound record exists) over nested loops (scan each window). `exact_buckets[s]` is False when
+    window `s` hashes values into fewer buckets, so its probe equality is re-checked in the loop.
+    """
+    order = tuple(order)
+    origin_pos = order.index(origin)
+    edges = join_edges(query)
+    indexed = index_fields(query)
+    steps = []
+    for m, stream in enumerate(order):
+        position_of = {s: i for i, s in enumerate(order[:m])}
+        mine = [e for e in edges if stream in (e.left, e.right) and e.other(stream)[1] in position_of]
+        probe: JoinEdge | None = None
+        if hashed:
+            candidates = [e for e in mine if e.op == "=" and e.other(stream)[0] in indexed[stream]]
+            # Prefer probing with the origin's value: its bucket is the same for every partial result.
+            candidates.sort(key=lambda e: (e.other(stream)[1] != origin, position_of[e.other(stream)[1]]))
+            probe = candidates[0] if candidates else None
+        specs = []
+        for e in mine:
+            if e is probe and exact_buckets.get(stream, True):
+                continue
+            ufield, other, ofield = e.other(stream)
+            specs.append((position_of[other], ofield, OPERATORS[e.op], ufield, stream == e.left))
+        if probe is not None:
+            pfield, pother, pofield = probe.other(stream)
+            step = Step(stream, m, position_of[pother], pofield, pfield, _pair_check(specs) if specs else None)
+        else:
+            step = Step(stream, m, None, None, None, _pair_check(specs) if specs else None)
+        steps.append(step)
+    names = query.stream_names
+    perm = [order.index(s) for s in names]
+    to_query: Callable[[Partial], Partial] | None = None
+    if perm != list(range(len(names))):
+        to_query = operator.itemgetter(*perm)
+    return Program(origin, order, origin_pos, tuple(steps), to_query)

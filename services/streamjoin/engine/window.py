@@ -1,0 +1,210 @@
+"""Window tables: the records of one input that are (or may still be) inside its window.
+
+`WindowStore` is the interface the join runs against; `MemoryWindowTable` is the in-memory
+implementation (also the unit-test double). The Redis-backed store of the joiner implements the same
+interface, so the engine never knows where its state lives.
+
+Entries are kept in release order (= timestamp order), in one sequence for scans (nested loops) and
+in one hash index per equi-join attribute the window is probed on (hash join). Expiration removes
+from the old end; for rows windows, a record leaves once `rows` newer records of its group exist.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Protocol
+
+from streamjoin.engine.entry import Entry
+from streamjoin.engine.stats import WindowStats
+from streamjoin.query.model import InputDef, RangeWindow, RowsWindow
+
+__all__ = ["EMPTY", "MemoryWindowTable", "RowsGroup", "StoreFactory", "WindowStore", "bucket_key"]
+
+EMPTY: tuple[Entry, ...] = ()
+
+
+def bucket_key(value: Any, buckets: int | None) -> Any:
+    """Return the index key of `value`: the value itself, or its hash modulo `buckets`.
+
+    Golab's hash join uses `b` buckets (`x mod b`), so a bucket mixes values and the equality must be
+    re-checked in the loop; `buckets=None` keys the index by the exact value (one value per bucket).
+    """
+    if buckets is None:
+        return value
+    return hash(value) % buckets
+
+
+class RowsGroup:
+    """The records of one (partition, partition_by value) of a rows window, for membership checks."""
+
+    __slots__ = ("count", "first_cnt", "ts")
+
+    def __init__(self) -> None:
+        self.count = 0  # records ever inserted into the group
+        self.first_cnt = 1  # cnt of ts[0]
+        self.ts: list[float] = []  # timestamps of the records still held, oldest first
+
+    def count_at(self, ts: float) -> int:
+        """Return how many of the group's records have a timestamp <= `ts` (their largest cnt)."""
+        return self.first_cnt - 1 + bisect_right(self.ts, ts)
+
+
+class WindowStore(Protocol):
+    """What the join needs from a window table, wherever its state lives."""
+
+    definition: InputDef
+    stats: WindowStats
+
+    def insert(self, entry: Entry) -> None:
+        """Add a released record (its `seq` is set)."""
+
+    def bucket(self, field: str, value: Any) -> Sequence[Entry]:
+        """Return the entries whose `field` may equal `value` (exactly, or same hash bucket)."""
+
+    def scan(self) -> Iterable[Entry]:
+        """Return every entry held, oldest first."""
+
+    def expire(self, now: float) -> int:
+        """Drop what no record with timestamp >= `now` can join; return how many were dropped."""
+
+    def __len__(self) -> int:
+        """Return the number of entries held."""
+
+
+StoreFactory = Callable[[InputDef, Sequence[str], "int | None"], WindowStore]
+
+
+class MemoryWindowTable:
+    """An in-memory window table with a hash index per probed attribute."""
+
+    def __init__(self, definition: InputDef, index_fields: Sequence[str], buckets: int | None = None) -> None:
+        self.definition = definition
+        self.stats = WindowStats()
+        self._buckets = buckets
+        window = definition.window
+        self._range: float | None = window.range if isinstance(window, RangeWindow) else None
+        self._rows: int | None = window.rows if isinstance(window, RowsWindow) else None
+        self._partition_by = window.partition_by if isinstance(window, RowsWindow) else None
+        self._entries: deque[Entry] = deque()
+        # For rows windows, evictions are not oldest-first across groups: keep a seq-keyed dict.
+        self._by_seq: dict[int, Entry] = {}
+        self._indexes: dict[str, dict[Any, deque[Entry]]] = {f: {} for f in index_fields}
+        self._groups: dict[tuple[int, Any], RowsGroup] = {}
+        self._group_entries: dict[tuple[int, Any], deque[Entry]] = {}
+        self._dirty_groups: set[tuple[int, Any]] = set()  # groups that grew since the last expiry
+
+    def __len__(self) -> int:
+        return len(self._by_seq) if self._rows is not None else len(self._entries)
+
+    @property
+    def is_rows(self) -> bool:
+        """Return True for a count-based window."""
+        return self._rows is not None
+
+    def insert(self, entry: Entry) -> None:
+        """Add a released record to the window and to every index."""
+        record = entry.record
+        if self._rows is None:
+            self._entries.append(entry)
+        else:
+            self._by_seq[entry.seq] = entry
+            gkey = (entry.partition, record.get(self._partition_by) if self._partition_by else None)
+            group = self._groups.get(gkey)
+            if group is None:
+                group = self._groups[gkey] = RowsGroup()
+                self._group_entries[gkey] = deque()
+            group.count += 1
+            group.ts.append(entry.ts)
+            entry.cnt = group.count
+            entry.group = group
+            self._group_entries[gkey].append(entry)
+            self._dirty_groups.add(gkey)
+        buckets = self._buckets
+        for field, index in self._indexes.items():
+            key = bucket_key(record[field], buckets)
+            bucket = index.get(key)
+            if bucket is None:
+                index[key] = deque((entry,))
+            else:
+                bucket.append(entry)
+        stats = self.stats
+        stats.inserts += 1
+        stats.records += 1
+        stats.bytes += entry.size
+
+    def bucket(self, field: str, value: Any) -> Sequence[Entry]:
+        """Return the entries of the index bucket `value` falls in (empty when none)."""
+        return self._indexes[field].get(bucket_key(value, self._buckets), EMPTY)
+
+    def scan(self) -> Iterable[Entry]:
+        """Return every entry held, oldest first."""
+        return self._by_seq.values() if self._rows is not None else self._entries
+
+    def distinct_keys(self) -> int:
+        """Return the number of distinct values of the first indexed attribute."""
+        for index in self._indexes.values():
+            return len(index)
+        return 0
+
+    def expire(self, now: float) -> int:
+        """Drop entries no future record (timestamp >= `now`) can join; return the count."""
+        dropped = self._expire_rows() if self._rows is not None else self._expire_range(now)
+        if dropped:
+            self.stats.expirations += dropped
+            self.stats.records -= dropped
+        self.stats.distinct_keys = self.distinct_keys()
+        return dropped
+
+    def _expire_range(self, now: float) -> int:
+        assert self._range is not None
+        bound = now - self._range
+        entries = self._entries
+        dropped = 0
+        while entries and entries[0].ts < bound:
+            entry = entries.popleft()
+            self._unindex(entry, oldest=True)
+            dropped += 1
+        return dropped
+
+    def _expire_rows(self) -> int:
+        # Any future record has timestamp >= every record held, so only the newest `rows` of each
+        # group can still be in a window: evict the rest.
+        assert self._rows is not None
+        limit = self._rows
+        dropped = 0
+        for gkey in self._dirty_groups:
+            queue = self._group_entries[gkey]
+            excess = len(queue) - limit
+            if excess <= 0:
+                continue
+            group = self._groups[gkey]
+            for _ in range(excess):
+                entry = queue.popleft()
+                del self._by_seq[entry.seq]
+                self._unindex(entry, oldest=False)
+            del group.ts[:excess]
+            group.first_cnt += excess
+            dropped += excess
+        self._dirty_groups.clear()
+        return dropped
+
+    def _unindex(self, entry: Entry, *, oldest: bool) -> None:
+        record = entry.record
+        buckets = self._buckets
+        self.stats.bytes -= entry.size
+        for field, index in self._indexes.items():
+            key = bucket_key(record[field], buckets)
+            bucket = index[key]
+            if oldest:
+                bucket.popleft()
+            else:
+                bucket.remove(entry)
+            if not bucket:
+                del index[key]
+
+
+def memory_store(definition: InputDef, index_fields: Sequence[str], buckets: int | None) -> WindowStore:
+    """Build an in-memory window table (the default `StoreFactory`)."""
+    return MemoryWindowTable(definition, index_fields, buckets)
