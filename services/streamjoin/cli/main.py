@@ -20,6 +20,12 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
+
+@app.callback()
+def _root() -> None:
+    """Continuous sliding-window multi-way joins over Kafka topics."""
+
+
 # Sub-command modules, each with `register(app: typer.Typer) -> None`.
 _COMMANDS = ("replay", "plan", "dev", "topics")
 

@@ -6,6 +6,7 @@ from streamjoin.engine.multijoin import MultiJoin, Result, default_plan
 from streamjoin.engine.output import ResultFormatter
 from streamjoin.engine.plan import JoinPlan
 from streamjoin.engine.stats import WindowStats
+from streamjoin.engine.tuning import tune_gc
 from streamjoin.engine.window import MemoryWindowTable, WindowStore
 
 __all__ = [
@@ -20,4 +21,5 @@ __all__ = [
     "WindowStats",
     "WindowStore",
     "default_plan",
+    "tune_gc",
 ]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import product
 from typing import Any
 
 from streamjoin.engine.entry import Entry
@@ -59,9 +60,9 @@ def _admit(entries: Iterable[Entry], k: Entry, w: WindowRuntime, check_seq: bool
         if check_seq:
             kseq = k.seq
             return [u for u in entries if u.seq < kseq]
-        return entries if isinstance(entries, Sequence) else list(entries)
+        return entries  # type: ignore[return-value]
     if not (w.check_member or w.check_passes or check_seq):
-        return entries if isinstance(entries, Sequence) else list(entries)
+        return entries  # type: ignore[return-value]
     rows = w.rows
     assert rows is not None
     kseq, kts = k.seq, k.ts
@@ -95,9 +96,22 @@ def _candidates(step_table: WindowStore, field: str | None, value: Any) -> Seque
 def run_origin_first(
     k: Entry, program: Program, windows: dict[str, WindowRuntime], check_seq: bool
 ) -> list[Partial]:
-    """Return the results whose youngest member is `k`, visiting windows in the local order."""
-    partials: list[Partial] = [(k,)]
+    """Return the results whose youngest member is `k`, visiting windows in the local order.
+
+    The results come in query input order when `program.cross_product` holds, else in local order.
+    """
     krecord = k.record
+    if program.cross_product:
+        slots: list[Sequence[Entry]] = [(k,)]
+        for step in program.steps[1:]:
+            w = windows[step.stream]
+            value = krecord[step.probe_src_field] if step.probe_pos == 0 else None  # type: ignore[index]
+            valid = _admit(_candidates(w.table, step.probe_field, value), k, w, check_seq)
+            if not valid:
+                return []
+            slots.append(valid)
+        return list(product(*[slots[i] for i in program.query_slots]))
+    partials: list[Partial] = [(k,)]
     for step in program.steps[1:]:
         w = windows[step.stream]
         check = step.check

@@ -25,7 +25,14 @@ from typing import Any
 from streamjoin.engine.entry import Entry
 from streamjoin.engine.execute import WindowRuntime, run_general, run_origin_first
 from streamjoin.engine.plan import JoinPlan
-from streamjoin.engine.program import Partial, Program, compile_filters, compile_program, index_fields, join_edges
+from streamjoin.engine.program import (
+    Partial,
+    Program,
+    closed_edges,
+    compile_filters,
+    compile_program,
+    index_fields,
+)
 from streamjoin.engine.stats import WindowStats
 from streamjoin.engine.window import StoreFactory, memory_store
 from streamjoin.query.model import QueryDef, RangeWindow
@@ -48,7 +55,7 @@ def default_plan(query: QueryDef) -> JoinPlan:
     if query.order != "auto":
         return JoinPlan.from_global(query.order)
     neighbours: dict[str, set[str]] = {s: set() for s in names}
-    for e in join_edges(query):
+    for e in closed_edges(query):
         if e.op == "=":
             neighbours[e.left].add(e.right)
             neighbours[e.right].add(e.left)
@@ -263,16 +270,17 @@ class MultiJoin:
             if not self._lazy_exp:
                 now = group[0].ts
                 for table in self._tables:
-                    table.expire(now)
+                    if now > table.expires_at:
+                        table.expire(now)
             check_seq = len(group) > 1
             for k in group:
                 if not self._eligible(k):
                     continue
                 program = self._programs[self._names[k.input]]
                 if program.origin_pos == 0:
-                    self._emit(run_origin_first(k, program, self.windows, check_seq), k.input, results)
+                    self._emit(run_origin_first(k, program, self.windows, check_seq), program, results)
                 else:
-                    self._emit(run_general((k,), program, self.windows), k.input, results)
+                    self._emit(run_general((k,), program, self.windows), program, results)
 
     def _join_batch(self, results: list[Result]) -> None:
         batch, self._batch = self._batch, []
@@ -283,16 +291,19 @@ class MultiJoin:
                 continue
             if program.origin_pos == 0:
                 for k in eligible:
-                    self._emit(run_origin_first(k, program, self.windows, True), i, results)
+                    self._emit(run_origin_first(k, program, self.windows, True), program, results)
             else:
-                self._emit(run_general(eligible, program, self.windows), i, results)
+                self._emit(run_general(eligible, program, self.windows), program, results)
 
-    def _emit(self, partials: list[Partial], origin: int, results: list[Result]) -> None:
+    def _emit(self, partials: list[Partial], program: Program, results: list[Result]) -> None:
         if not partials:
             return
-        self._tables[origin].stats.results += len(partials)
-        reorder = self._programs[self._names[origin]].to_query_order
-        results.extend(partials if reorder is None else map(reorder, partials))
+        self.windows[program.origin].table.stats.results += len(partials)
+        reorder = program.to_query_order
+        if reorder is None or (program.cross_product and program.origin_pos == 0):
+            results.extend(partials)
+        else:
+            results.extend(map(reorder, partials))
 
     # -- statistics -------------------------------------------------------------------------
 
@@ -301,6 +312,7 @@ class MultiJoin:
         """Return the live statistics of each input's window, by stream name."""
         for table in self._tables:
             table.stats.records = len(table)
+            table.stats.distinct_keys = table.distinct_keys()
         return {s: self.windows[s].table.stats for s in self._names}
 
     @property

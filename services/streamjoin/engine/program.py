@@ -23,7 +23,9 @@ __all__ = [
     "Program",
     "Step",
     "compile_filters",
+    "closed_edges",
     "compile_program",
+    "equality_classes",
     "index_fields",
     "join_edges",
 ]
@@ -60,7 +62,7 @@ class JoinEdge:
 
 
 def join_edges(query: QueryDef) -> list[JoinEdge]:
-    """Return every predicate that relates two different inputs."""
+    """Return every predicate that relates two different inputs, as written."""
     edges = []
     for p in query.where:
         if isinstance(p.left, FieldRef) and isinstance(p.right, FieldRef) and p.left.stream != p.right.stream:
@@ -68,13 +70,46 @@ def join_edges(query: QueryDef) -> list[JoinEdge]:
     return edges
 
 
+def equality_classes(query: QueryDef) -> list[list[tuple[str, str]]]:
+    """Return the classes of (stream, field) that equalities make equal, transitively.
+
+    `a.x = b.x AND b.x = c.x` puts a.x, b.x and c.x in one class, so `a` and `c` join by an equality
+    although none is written between them: any order can probe `c` with `a`'s value.
+    """
+    parent: dict[tuple[str, str], tuple[str, str]] = {}
+
+    def find(x: tuple[str, str]) -> tuple[str, str]:
+        parent.setdefault(x, x)
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for e in join_edges(query):
+        if e.op == "=":
+            parent[find((e.left, e.lfield))] = find((e.right, e.rfield))
+    classes: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for member in list(parent):
+        classes.setdefault(find(member), []).append(member)
+    return [sorted(c) for c in classes.values()]
+
+
+def closed_edges(query: QueryDef) -> list[JoinEdge]:
+    """Return the theta edges as written plus every equality implied between two inputs."""
+    edges = [e for e in join_edges(query) if e.op != "="]
+    for members in equality_classes(query):
+        for i, (a, fa) in enumerate(members):
+            for b, fb in members[i + 1 :]:
+                if a != b:
+                    edges.append(JoinEdge(a, fa, "=", b, fb))
+    return edges
+
+
 def index_fields(query: QueryDef) -> dict[str, list[str]]:
     """Return, per input, the attributes it is equi-joined on (each gets a hash index)."""
     fields: dict[str, list[str]] = {s: [] for s in query.stream_names}
-    for edge in join_edges(query):
-        if edge.op != "=":
-            continue
-        for stream, field in ((edge.left, edge.lfield), (edge.right, edge.rfield)):
+    for members in equality_classes(query):
+        for stream, field in members:
             if field not in fields[stream]:
                 fields[stream].append(field)
     return fields
@@ -154,6 +189,11 @@ class Program:
     origin_pos: int
     steps: tuple[Step, ...]  # every position but origin_pos, in loop order (origin step included)
     to_query_order: Callable[[Partial], Partial] | None  # None when the local order is query order
+    # When every window is probed with the origin's value (or scanned) and nothing is checked in
+    # the loop, the results are the cross product of the admitted candidates: built in C by
+    # itertools.product, directly in query order (`query_slots[i]` = local position of input i).
+    cross_product: bool
+    query_slots: tuple[int, ...]
 
 
 def compile_program(
@@ -172,20 +212,31 @@ def compile_program(
     """
     order = tuple(order)
     origin_pos = order.index(origin)
-    edges = join_edges(query)
+    edges = closed_edges(query)
+    class_of = {m: i for i, members in enumerate(equality_classes(query)) for m in members}
     indexed = index_fields(query)
     steps = []
     for m, stream in enumerate(order):
         position_of = {s: i for i, s in enumerate(order[:m])}
         mine = [e for e in edges if stream in (e.left, e.right) and e.other(stream)[1] in position_of]
+        # Bound records of one equality class already equal each other: one equality per class
+        # to this stream is enough, the others are implied. Prefer the origin's (see below).
+        mine.sort(key=lambda e: (e.other(stream)[1] != origin, position_of[e.other(stream)[1]]))
+        seen_classes: set[int] = set()
+        needed: list[JoinEdge] = []
+        for e in mine:
+            if e.op == "=":
+                cls = class_of[(stream, e.other(stream)[0])]
+                if cls in seen_classes:
+                    continue
+                seen_classes.add(cls)
+            needed.append(e)
         probe: JoinEdge | None = None
         if hashed:
-            candidates = [e for e in mine if e.op == "=" and e.other(stream)[0] in indexed[stream]]
-            # Prefer probing with the origin's value: its bucket is the same for every partial result.
-            candidates.sort(key=lambda e: (e.other(stream)[1] != origin, position_of[e.other(stream)[1]]))
-            probe = candidates[0] if candidates else None
+            # The origin's value first: its bucket is the same for every partial result.
+            probe = next((e for e in needed if e.op == "=" and e.other(stream)[0] in indexed[stream]), None)
         specs = []
-        for e in mine:
+        for e in needed:
             if e is probe and exact_buckets.get(stream, True):
                 continue
             ufield, other, ofield = e.other(stream)
@@ -201,4 +252,5 @@ def compile_program(
     to_query: Callable[[Partial], Partial] | None = None
     if perm != list(range(len(names))):
         to_query = operator.itemgetter(*perm)
-    return Program(origin, order, origin_pos, tuple(steps), to_query)
+    cross = origin_pos == 0 and all(st.check is None and st.probe_pos in (0, None) for st in steps[1:])
+    return Program(origin, order, origin_pos, tuple(steps), to_query, cross, tuple(perm))

@@ -11,6 +11,7 @@ from the old end; for rows windows, a record leaves once `rows` newer records of
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
@@ -66,6 +67,10 @@ class WindowStore(Protocol):
     def scan(self) -> Iterable[Entry]:
         """Return every entry held, oldest first."""
 
+    @property
+    def expires_at(self) -> float:
+        """Return the time after which `expire` would drop something (-inf: now; inf: never)."""
+
     def expire(self, now: float) -> int:
         """Drop what no record with timestamp >= `now` can join; return how many were dropped."""
 
@@ -94,9 +99,20 @@ class MemoryWindowTable:
         self._groups: dict[tuple[int, Any], RowsGroup] = {}
         self._group_entries: dict[tuple[int, Any], deque[Entry]] = {}
         self._dirty_groups: set[tuple[int, Any]] = set()  # groups that grew since the last expiry
+        self._overflow = False  # some group holds more than `rows` records
 
     def __len__(self) -> int:
         return len(self._by_seq) if self._rows is not None else len(self._entries)
+
+    @property
+    def expires_at(self) -> float:
+        """Return the time after which `expire` would drop something (-inf: now; inf: never)."""
+        if self._rows is not None:
+            return -math.inf if self._overflow else math.inf
+        if not self._entries:
+            return math.inf
+        assert self._range is not None
+        return self._entries[0].ts + self._range
 
     @property
     def is_rows(self) -> bool:
@@ -121,6 +137,8 @@ class MemoryWindowTable:
             entry.group = group
             self._group_entries[gkey].append(entry)
             self._dirty_groups.add(gkey)
+            if group.count - group.first_cnt + 1 > self._rows:
+                self._overflow = True
         buckets = self._buckets
         for field, index in self._indexes.items():
             key = bucket_key(record[field], buckets)
@@ -154,7 +172,6 @@ class MemoryWindowTable:
         if dropped:
             self.stats.expirations += dropped
             self.stats.records -= dropped
-        self.stats.distinct_keys = self.distinct_keys()
         return dropped
 
     def _expire_range(self, now: float) -> int:
@@ -188,6 +205,7 @@ class MemoryWindowTable:
             group.first_cnt += excess
             dropped += excess
         self._dirty_groups.clear()
+        self._overflow = False
         return dropped
 
     def _unindex(self, entry: Entry, *, oldest: bool) -> None:

@@ -1,0 +1,47 @@
+"""`streamjoin replay QUERY.json EVENTS.jsonl`: the live engine over a file, results on stdout."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TransferSpeedColumn
+
+from streamjoin.replay import ReplayError, load_query, replay
+
+__all__ = ["register"]
+
+
+def replay_command(
+    query_file: Annotated[Path, typer.Argument(help="the query JSON (semantics.md section 4)")],
+    events_file: Annotated[Path, typer.Argument(help='one {"stream": ..., "record": {...}} per line')],
+) -> None:
+    """Replay a query over recorded events; print one result per line, nothing else on stdout."""
+    err = Console(stderr=True)
+    try:
+        query = load_query(query_file)
+        with events_file.open(encoding="utf-8") as lines:
+            if err.is_terminal:  # progress goes to stderr, and only for a person watching
+                total = events_file.stat().st_size
+                with Progress(TextColumn("replay"), BarColumn(), TransferSpeedColumn(), console=err) as bar:
+                    task = bar.add_task("replay", total=total)
+                    replay(
+                        query, lines, sys.stdout, on_line=lambda _n: bar.update(task, completed=lines.tell())
+                    )
+            else:
+                replay(query, lines, sys.stdout)
+    except ReplayError as exc:
+        print(f"streamjoin replay: {exc}", file=sys.stderr)
+        raise typer.Exit(2) from None
+    except OSError as exc:
+        print(f"streamjoin replay: {exc}", file=sys.stderr)
+        raise typer.Exit(2) from None
+    sys.stdout.flush()
+
+
+def register(app: typer.Typer) -> None:
+    """Add the `replay` command to `app`."""
+    app.command("replay")(replay_command)
