@@ -37,7 +37,9 @@ def load_query(path: Path) -> QueryDef:
         raise ReplayError(f"{path}: bad query: {exc}") from None
 
 
-def read_events(query: QueryDef, lines: Iterable[str]) -> Iterator[tuple[int, str, float, dict[str, Any], int]]:
+def read_events(
+    query: QueryDef, lines: Iterable[str]
+) -> Iterator[tuple[int, str, float, dict[str, Any], int]]:
     """Yield (line number, stream, timestamp, record, size) for each events line, validated."""
     reader = RecordReader(query)
     streams = set(query.stream_names)

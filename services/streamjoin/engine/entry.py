@@ -40,4 +40,6 @@ class Entry:
         self.passes = True
 
     def __repr__(self) -> str:
-        return f"Entry(input={self.input}, p={self.partition}, off={self.offset}, ts={self.ts}, seq={self.seq})"
+        return (
+            f"Entry(input={self.input}, p={self.partition}, off={self.offset}, ts={self.ts}, seq={self.seq})"
+        )

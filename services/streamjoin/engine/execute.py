@@ -45,7 +45,7 @@ def admits(u: Entry, k: Entry, w: WindowRuntime) -> bool:
     if w.range is not None:
         return u.ts >= k.ts - w.range
     assert w.rows is not None
-    return u.cnt > u.group.count_at(k.ts) - w.rows
+    return bool(u.cnt > u.group.count_at(k.ts) - w.rows)
 
 
 def _admit(entries: Iterable[Entry], k: Entry, w: WindowRuntime, check_seq: bool) -> Sequence[Entry]:
@@ -131,9 +131,10 @@ def run_origin_first(
             extended: list[Partial] = []
             for p in partials:
                 value = p[pos].record[src]  # type: ignore[index]
-                valid = cache.get(value)
-                if valid is None:
-                    valid = cache[value] = _admit(_candidates(w.table, field, value), k, w, check_seq)
+                found = cache.get(value)
+                if found is None:
+                    found = cache[value] = _admit(_candidates(w.table, field, value), k, w, check_seq)
+                valid = found
                 if check is None:
                     extended.extend([p + (u,) for u in valid])
                 else:
@@ -157,8 +158,8 @@ def run_general(batch: Sequence[Entry], program: Program, windows: dict[str, Win
         w = windows[step.stream]
         partials = _extend_unanchored(partials, step.probe_pos, step.probe_src_field, step.probe_field, w)
         if step.check is not None:
-            check = step.check
-            partials = [p for p in partials if check(p[:-1], p[-1])]
+            above_check = step.check
+            partials = [p for p in partials if above_check(p[:-1], p[-1])]
         if not partials:
             return []
     partials = _bind_origin(partials, batch, program, windows)
@@ -166,14 +167,15 @@ def run_general(batch: Sequence[Entry], program: Program, windows: dict[str, Win
         w = windows[step.stream]
         check = step.check
         pos, src, field = step.probe_pos, step.probe_src_field, step.probe_field
-        cache: dict[tuple[int, Any], Sequence[Entry]] = {}
-        extended: list[Partial] = []
+        anchored: dict[tuple[int, Any], Sequence[Entry]] = {}
+        extended = []
         for p in partials:
             k = p[p_origin]
             value = p[pos].record[src] if pos is not None else None  # type: ignore[index]
-            valid = cache.get((k.seq, value))
-            if valid is None:
-                valid = cache[(k.seq, value)] = _admit(_candidates(w.table, field, value), k, w, True)
+            found = anchored.get((k.seq, value))
+            if found is None:
+                found = anchored[(k.seq, value)] = _admit(_candidates(w.table, field, value), k, w, True)
+            valid = found
             if check is None:
                 extended.extend([p + (u,) for u in valid])
             else:

@@ -31,7 +31,9 @@ class RecordReader:
         # of theta predicates and filters may be missing: the predicate is then simply false.
         self._required = {s: tuple(fields) for s, fields in index_fields(query).items()}
 
-    def decode(self, stream: str, raw: bytes | str | None, kafka_ts: float | None = None) -> tuple[float, dict[str, Any]]:
+    def decode(
+        self, stream: str, raw: bytes | str | None, kafka_ts: float | None = None
+    ) -> tuple[float, dict[str, Any]]:
         """Parse a raw Kafka value (UTF-8 JSON) and validate it; see `read`."""
         if raw is None:
             raise MalformedRecord("empty value (tombstone)")

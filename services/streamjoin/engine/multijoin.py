@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from itertools import count, groupby
 from typing import Any
 
+from streamjoin.engine.checkpoint import EngineDelta, Journal
 from streamjoin.engine.entry import Entry
 from streamjoin.engine.execute import WindowRuntime, run_general, run_origin_first
 from streamjoin.engine.plan import JoinPlan
@@ -81,6 +82,7 @@ class MultiJoin:
         partitions: Mapping[str, Iterable[int]] | None = None,
         store_factory: StoreFactory = memory_store,
         buckets: Mapping[str, int] | None = None,
+        journal: bool = False,
     ) -> None:
         self.query = query
         self._names = query.stream_names
@@ -116,13 +118,18 @@ class MultiJoin:
                 self._max_ts[(self._index[stream], p)] = None
         self._pending: list[tuple[float, int, Entry]] = []
         self._arrival = count()
-        self._seq = count(1)
+        self._next_seq = 1
         self.watermark = _NEG_INF
         self._last_released_ts = _NEG_INF
         self._batch: list[Entry] = []
         self._eval_epoch: float | None = None
         self._exp_epoch: float | None = None
         self.plan_changes = 0
+        self._last_joined_seq = 0  # lazy evaluation: entries with a larger seq form the batch
+        self._journal: Journal | None = Journal() if journal else None
+        if self._journal is not None:
+            for table in self._tables:
+                table.expired_log = self._journal.expired
         self._programs: dict[str, Program] = {}
         self.plan = default_plan(query)
         self.set_plan(plan or self.plan)
@@ -158,8 +165,16 @@ class MultiJoin:
         else:
             self._idle.discard(key)
 
-    def add(self, stream: str, record: Mapping[str, Any], *, ts: float, partition: int = 0, offset: int,
-            size: int = 0) -> bool:
+    def add(
+        self,
+        stream: str,
+        record: Mapping[str, Any],
+        *,
+        ts: float,
+        partition: int = 0,
+        offset: int,
+        size: int = 0,
+    ) -> bool:
         """Buffer one arriving record; return False when it is late (counted, never joined)."""
         i = self._index[stream]
         stats = self._tables[i].stats
@@ -184,19 +199,25 @@ class MultiJoin:
                 return True  # a filter may be pushed below a range window: the record can never join
             entry.passes = False
         heapq.heappush(self._pending, (ts, next(self._arrival), entry))
+        if self._journal is not None:
+            self._journal.added.append(entry)
         return True
 
     # -- time -------------------------------------------------------------------------------
 
     def _compute_watermark(self) -> float:
         active = [ts for key, ts in self._max_ts.items() if key not in self._idle]
-        if not active:
+        if not active:  # every partition idle: the newest data seen is all there is
             active = [ts for ts in self._max_ts.values() if ts is not None]
-            if not active:
-                return self.watermark
-        if any(ts is None for ts in active):
+        if not active:
             return self.watermark
-        return max(self.watermark, min(active) - self.query.lateness)  # type: ignore[type-var]
+        lowest = None
+        for ts in active:
+            if ts is None:  # a partition that has not seen a record holds the watermark back
+                return self.watermark
+            lowest = ts if lowest is None or ts < lowest else lowest
+        assert lowest is not None
+        return max(self.watermark, lowest - self.query.lateness)
 
     def advance(self) -> list[Result]:
         """Release what the watermark allows, join it, and return the new results."""
@@ -216,9 +237,12 @@ class MultiJoin:
         results: list[Result] = []
         if released:
             self._last_released_ts = released[-1].ts
+            if self._journal is not None:
+                self._journal.released.extend(released)
         if self._lazy_eval:
             for entry in released:
-                entry.seq = next(self._seq)
+                entry.seq = self._next_seq
+                self._next_seq += 1
                 self._tables[entry.input].insert(entry)
             self._batch.extend(released)
             epoch = self._epoch(watermark, self.query.evaluation.every)
@@ -265,7 +289,8 @@ class MultiJoin:
         for _, group_iter in groupby(released, key=lambda e: e.ts):
             group = list(group_iter)
             for entry in group:
-                entry.seq = next(self._seq)
+                entry.seq = self._next_seq
+                self._next_seq += 1
                 self._tables[entry.input].insert(entry)
             if not self._lazy_exp:
                 now = group[0].ts
@@ -284,6 +309,7 @@ class MultiJoin:
 
     def _join_batch(self, results: list[Result]) -> None:
         batch, self._batch = self._batch, []
+        self._last_joined_seq = batch[-1].seq
         for origin, program in self._programs.items():
             i = self._index[origin]
             eligible = [k for k in batch if k.input == i and self._eligible(k)]
@@ -304,6 +330,58 @@ class MultiJoin:
             results.extend(partials)
         else:
             results.extend(map(reorder, partials))
+
+    # -- checkpoints ------------------------------------------------------------------------
+
+    def take_delta(self) -> EngineDelta:
+        """Return what changed since the last call (needs `journal=True`): persist it atomically."""
+        if self._journal is None:
+            raise RuntimeError("MultiJoin(journal=True) is needed to take deltas")
+        return self._journal.take(self._scalars())
+
+    def _scalars(self) -> dict[str, Any]:
+        return {
+            "next_seq": self._next_seq,
+            "watermark": self.watermark,
+            "last_released_ts": self._last_released_ts,
+            "last_joined_seq": self._last_joined_seq,
+            "eval_epoch": self._eval_epoch,
+            "exp_epoch": self._exp_epoch,
+            "max_ts": [[i, p, ts] for (i, p), ts in self._max_ts.items()],
+            "idle": [list(key) for key in self._idle],
+            "plan_changes": self.plan_changes,
+        }
+
+    def restore(self, entries: Iterable[Entry], scalars: Mapping[str, Any]) -> None:
+        """Rebuild the state of a fresh operator from persisted entries and scalars.
+
+        Entries with `seq > 0` were released: they go back into their windows in release order
+        (count-window positions are renumbered, which keeps every membership test unchanged);
+        entries with `seq <= 0` were still waiting for the watermark.
+        """
+        released = sorted((e for e in entries if e.seq > 0), key=lambda e: e.seq)
+        waiting = sorted(
+            (e for e in entries if e.seq <= 0), key=lambda e: (e.ts, e.input, e.partition, e.offset)
+        )
+        for entry in released:
+            self._tables[entry.input].insert(entry)
+        for entry in waiting:
+            entry.seq = -1
+            heapq.heappush(self._pending, (entry.ts, next(self._arrival), entry))
+        self._next_seq = int(scalars["next_seq"])
+        self.watermark = float(scalars["watermark"])
+        self._last_released_ts = float(scalars["last_released_ts"])
+        self._last_joined_seq = int(scalars["last_joined_seq"])
+        self._eval_epoch = scalars["eval_epoch"]
+        self._exp_epoch = scalars["exp_epoch"]
+        for i, p, ts in scalars["max_ts"]:
+            self._max_ts[(int(i), int(p))] = ts
+        self._idle = {(int(i), int(p)) for i, p in scalars["idle"]}
+        self.plan_changes = int(scalars.get("plan_changes", 0))
+        if self._lazy_eval:
+            self._batch = [e for e in released if e.seq > self._last_joined_seq]
+        if self._journal is not None:
+            self._journal.take({})
 
     # -- statistics -------------------------------------------------------------------------
 

@@ -46,7 +46,8 @@ class ResultFormatter:
             tuples = {self._names[e.input]: e.record for e in result}
         else:
             tuples = {
-                self._names[i]: {f: result[i].record.get(f) for f in fields} for i, fields in self._select.items()
+                self._names[i]: {f: result[i].record.get(f) for f in fields}
+                for i, fields in self._select.items()
             }
         return {
             "query": self.query.name,

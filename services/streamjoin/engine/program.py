@@ -243,7 +243,9 @@ def compile_program(
             specs.append((position_of[other], ofield, OPERATORS[e.op], ufield, stream == e.left))
         if probe is not None:
             pfield, pother, pofield = probe.other(stream)
-            step = Step(stream, m, position_of[pother], pofield, pfield, _pair_check(specs) if specs else None)
+            step = Step(
+                stream, m, position_of[pother], pofield, pfield, _pair_check(specs) if specs else None
+            )
         else:
             step = Step(stream, m, None, None, None, _pair_check(specs) if specs else None)
         steps.append(step)

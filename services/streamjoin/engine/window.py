@@ -74,8 +74,13 @@ class WindowStore(Protocol):
     def expire(self, now: float) -> int:
         """Drop what no record with timestamp >= `now` can join; return how many were dropped."""
 
+    def distinct_keys(self) -> int:
+        """Return the number of distinct values of the first indexed attribute."""
+
     def __len__(self) -> int:
         """Return the number of entries held."""
+
+    expired_log: list[Entry] | None
 
 
 StoreFactory = Callable[[InputDef, Sequence[str], "int | None"], WindowStore]
@@ -100,6 +105,7 @@ class MemoryWindowTable:
         self._group_entries: dict[tuple[int, Any], deque[Entry]] = {}
         self._dirty_groups: set[tuple[int, Any]] = set()  # groups that grew since the last expiry
         self._overflow = False  # some group holds more than `rows` records
+        self.expired_log: list[Entry] | None = None  # set to a list to record what expire() drops
 
     def __len__(self) -> int:
         return len(self._by_seq) if self._rows is not None else len(self._entries)
@@ -182,6 +188,8 @@ class MemoryWindowTable:
         while entries and entries[0].ts < bound:
             entry = entries.popleft()
             self._unindex(entry, oldest=True)
+            if self.expired_log is not None:
+                self.expired_log.append(entry)
             dropped += 1
         return dropped
 
@@ -201,6 +209,8 @@ class MemoryWindowTable:
                 entry = queue.popleft()
                 del self._by_seq[entry.seq]
                 self._unindex(entry, oldest=False)
+                if self.expired_log is not None:
+                    self.expired_log.append(entry)
             del group.ts[:excess]
             group.first_cnt += excess
             dropped += excess

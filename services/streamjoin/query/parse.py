@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any, Literal, cast
+from typing import Any, Literal, TypeGuard, cast
 
 from streamjoin.query.model import (
     Algorithm,
@@ -31,8 +31,18 @@ __all__ = ["QueryError", "parse_operand", "parse_query", "validate_join_graph"]
 _COMPARISONS: frozenset[str] = frozenset({"=", "!=", "<", "<=", ">", ">="})
 _TOP_LEVEL: frozenset[str] = frozenset(
     {
-        "name", "inputs", "where", "output", "evaluation", "expiration", "algorithm", "order",
-        "lateness", "select", "start", "dead_letter",
+        "name",
+        "inputs",
+        "where",
+        "output",
+        "evaluation",
+        "expiration",
+        "algorithm",
+        "order",
+        "lateness",
+        "select",
+        "start",
+        "dead_letter",
     }
 )
 
@@ -46,7 +56,7 @@ class QueryError(ValueError):
         self.message = message
 
 
-def _is_number(value: object) -> bool:
+def _is_number(value: object) -> TypeGuard[int | float]:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
@@ -126,7 +136,7 @@ def parse_operand(raw: object, streams: frozenset[str], where: str) -> Operand:
             raise QueryError(where, f"unknown stream {stream!r} in {raw!r}")
     if raw is None or isinstance(raw, str | bool) or _is_number(raw):
         return cast(Operand, raw)
-    raise QueryError(where, "must be a \"stream.field\" reference or a JSON scalar")
+    raise QueryError(where, 'must be a "stream.field" reference or a JSON scalar')
 
 
 def _where(raw: object, streams: frozenset[str]) -> tuple[Predicate, ...]:
@@ -183,7 +193,7 @@ def _mode(raw: object, where: str) -> ModeDef:
     mode = spec.get("mode", "eager")
     if mode == "eager":
         if set(spec) - {"mode"}:
-            raise QueryError(where, 'eager mode takes no other field')
+            raise QueryError(where, "eager mode takes no other field")
         return ModeDef("eager")
     if mode != "lazy":
         raise QueryError(f"{where}.mode", 'must be "eager" or "lazy"')
@@ -218,8 +228,8 @@ def _select(raw: object, streams: frozenset[str]) -> tuple[FieldRef, ...] | None
 def _start(raw: object) -> StartPosition:
     if raw is None:
         return "latest"
-    if raw in ("latest", "earliest") or _is_number(raw):
-        return cast(StartPosition, raw)
+    if raw == "latest" or raw == "earliest" or _is_number(raw):
+        return raw
     raise QueryError("start", 'must be "latest", "earliest" or a timestamp')
 
 

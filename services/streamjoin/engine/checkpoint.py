@@ -1,0 +1,48 @@
+"""What a `MultiJoin` changed since its last checkpoint, so a store can persist it atomically.
+
+The joiner writes one delta per batch in the same Redis transaction as the batch's input offsets and
+its results (the outbox): after a crash, `MultiJoin.restore` rebuilds exactly the state that
+produced the last committed results, and nothing is joined twice or lost.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from streamjoin.engine.entry import Entry
+
+__all__ = ["EngineDelta", "Journal"]
+
+
+@dataclass(slots=True)
+class EngineDelta:
+    """Changes since the previous delta.
+
+    `added`: records buffered (their `seq` is set if they were also released); `released`: records
+    that entered their windows (persist their new `seq`); `expired`: records that left their windows
+    (delete them); `scalars`: the operator's clocks and counters, JSON-serialisable, replaced whole.
+    An entry may appear in `added`, `released` and `expired` of one delta; apply them in that order.
+    """
+
+    added: list[Entry]
+    released: list[Entry]
+    expired: list[Entry]
+    scalars: dict[str, Any]
+
+
+@dataclass(slots=True)
+class Journal:
+    """The lists `MultiJoin` appends to while it runs with `journal=True`."""
+
+    added: list[Entry] = field(default_factory=list)
+    released: list[Entry] = field(default_factory=list)
+    expired: list[Entry] = field(default_factory=list)
+
+    def take(self, scalars: dict[str, Any]) -> EngineDelta:
+        """Return the changes collected so far and start collecting anew."""
+        # The window tables append to `expired` directly, so that list is copied, not replaced.
+        delta = EngineDelta(self.added, self.released, list(self.expired), scalars)
+        self.added, self.released = [], []
+        self.expired.clear()
+        return delta
