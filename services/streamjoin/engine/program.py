@@ -129,6 +129,16 @@ def compile_filters(query: QueryDef) -> dict[str, RecordFilter | None]:
         streams = p.streams
         if len(streams) == 1:
             per_stream[next(iter(streams))].append(p)
+    # Equalities through other inputs can tie two fields of one input (b.x = a.x AND a.x = b.y
+    # imply b.x = b.y): that is a filter on the input, and the join loop relies on it holding.
+    for members in equality_classes(query):
+        by_stream: dict[str, list[str]] = {}
+        for stream, field in members:
+            by_stream.setdefault(stream, []).append(field)
+        for stream, fields in by_stream.items():
+            per_stream[stream].extend(
+                Predicate(FieldRef(stream, fields[0]), "=", FieldRef(stream, f)) for f in fields[1:]
+            )
     filters: dict[str, RecordFilter | None] = {}
     for stream, preds in per_stream.items():
         if not preds:
