@@ -46,7 +46,13 @@ class CommittedState:
     def commit(self, engine: MultiJoin, results: list[Any], position: int) -> None:
         delta = engine.take_delta()
         for e in [*delta.added, *delta.released]:
-            self.entries[(e.input, e.partition, e.offset)] = (e.ts, e.seq, json.dumps(e.record), e.passes, e.size)
+            self.entries[(e.input, e.partition, e.offset)] = (
+                e.ts,
+                e.seq,
+                json.dumps(e.record),
+                e.passes,
+                e.size,
+            )
         for e in delta.expired:
             self.entries.pop((e.input, e.partition, e.offset), None)
         self.scalars = json.dumps(delta.scalars)
@@ -67,7 +73,9 @@ class CommittedState:
 
 
 def run_with_crashes(case: Case, query: QueryDef, rng: random.Random) -> Counter[Any]:
-    partitions: dict[str, list[int]] = {s: sorted({e.partition for e in case.events} | {0}) for s in query.stream_names}
+    partitions: dict[str, list[int]] = {
+        s: sorted({e.partition for e in case.events} | {0}) for s in query.stream_names
+    }
     state = CommittedState()
     engine = state.recover(query, partitions)
     events = case.events
@@ -93,10 +101,14 @@ def run_with_crashes(case: Case, query: QueryDef, rng: random.Random) -> Counter
 @given(case=cases(n=(2, 3, 4)), mode=st.sampled_from(MODES), seed=st.integers(0, 2**32 - 1))
 def test_crash_and_restore_equals_oracle(case: Case, mode: dict[str, Any], seed: int) -> None:
     query = with_modes(case.raw, **mode)
-    partitions = {(s, p) for s in query.stream_names for p in sorted({e.partition for e in case.events} | {0})}
+    partitions = {
+        (s, p) for s in query.stream_names for p in sorted({e.partition for e in case.events} | {0})
+    }
     expected = expected_results(query, case.events, partitions=partitions)
     got = run_with_crashes(case, query, random.Random(seed))
-    assert got == expected, f"missing {expected - got}, extra or duplicated {got - expected}\n{case.describe()}"
+    assert got == expected, (
+        f"missing {expected - got}, extra or duplicated {got - expected}\n{case.describe()}"
+    )
 
 
 def test_take_delta_needs_journal() -> None:
