@@ -27,7 +27,7 @@ def _root() -> None:
 
 
 # Sub-command modules, each with `register(app: typer.Typer) -> None`.
-_COMMANDS = ("replay", "plan", "dev", "topics")
+_COMMANDS = ("replay", "plan", "dev", "topics", "archiver", "backfill", "api", "joiner")
 
 for _name in _COMMANDS:
     try:

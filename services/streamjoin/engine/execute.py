@@ -13,7 +13,7 @@ that cannot fail in the current mode (e.g. the timestamp check under eager expir
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import product
 from typing import Any
@@ -22,7 +22,7 @@ from streamjoin.engine.entry import Entry
 from streamjoin.engine.program import Partial, Program
 from streamjoin.engine.window import WindowStore
 
-__all__ = ["WindowRuntime", "admits", "run_general", "run_origin_first"]
+__all__ = ["CrossStep", "WindowRuntime", "admits", "run_cross_product", "run_general", "run_origin_first"]
 
 
 @dataclass(slots=True)
@@ -93,6 +93,50 @@ def _candidates(step_table: WindowStore, field: str | None, value: Any) -> Seque
     return bucket
 
 
+# A window of a cross-product program: its runtime; its hash index when it maps exact values to
+# buckets (probed with one dict lookup), else None; the indexed field (None: scan); the origin's
+# field whose value is probed; whether candidates need admission checks in this mode.
+CrossStep = tuple[WindowRuntime, "Mapping[Any, Sequence[Entry]] | None", "str | None", "str | None", bool]
+
+
+def run_cross_product(
+    k: Entry, steps: Sequence[CrossStep], query_slots: Sequence[int], check_seq: bool
+) -> list[Partial]:
+    """Return the results whose youngest member is `k` when they are a plain cross product.
+
+    Every window is probed with `k`'s own value (or scanned) and nothing is checked in the loop, so
+    the admitted candidates of each window combine freely: itertools.product builds the result
+    tuples in C, directly in query input order. Windows are probed in the local order, so an empty
+    window found early ends the work early: that is what the join order still decides here.
+    """
+    krecord = k.record
+    slots: list[Sequence[Entry]] = [(k,)]
+    for w, index, field, src, needs_admit in steps:
+        table = w.table
+        candidates: Any
+        if index is not None:
+            candidates = index.get(krecord[src])  # type: ignore[index]
+            if candidates is None:
+                table.stats.probes += 1
+                return []
+            size = len(candidates)
+        elif field is None:
+            candidates = table.scan()
+            size = len(table)
+        else:
+            candidates = table.bucket(field, krecord[src])  # type: ignore[index]
+            size = len(candidates)
+        stats = table.stats
+        stats.probes += 1
+        stats.comparisons += size
+        if needs_admit or check_seq:
+            candidates = _admit(candidates, k, w, check_seq)
+            if not candidates:
+                return []
+        slots.append(candidates)
+    return list(product(*[slots[i] for i in query_slots]))
+
+
 def run_origin_first(
     k: Entry, program: Program, windows: dict[str, WindowRuntime], check_seq: bool
 ) -> list[Partial]:
@@ -101,16 +145,6 @@ def run_origin_first(
     The results come in query input order when `program.cross_product` holds, else in local order.
     """
     krecord = k.record
-    if program.cross_product:
-        slots: list[Sequence[Entry]] = [(k,)]
-        for step in program.steps[1:]:
-            w = windows[step.stream]
-            value = krecord[step.probe_src_field] if step.probe_pos == 0 else None  # type: ignore[index]
-            valid = _admit(_candidates(w.table, step.probe_field, value), k, w, check_seq)
-            if not valid:
-                return []
-            slots.append(valid)
-        return list(product(*[slots[i] for i in program.query_slots]))
     partials: list[Partial] = [(k,)]
     for step in program.steps[1:]:
         w = windows[step.stream]

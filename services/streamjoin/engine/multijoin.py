@@ -18,13 +18,20 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
-from itertools import count, groupby
+from itertools import count
 from typing import Any
 
 from streamjoin.engine.checkpoint import EngineDelta, Journal
 from streamjoin.engine.entry import Entry
-from streamjoin.engine.execute import WindowRuntime, run_general, run_origin_first
+from streamjoin.engine.execute import (
+    CrossStep,
+    WindowRuntime,
+    run_cross_product,
+    run_general,
+    run_origin_first,
+)
 from streamjoin.engine.plan import JoinPlan
 from streamjoin.engine.program import (
     Partial,
@@ -108,6 +115,7 @@ class MultiJoin:
                 exact_counts=not self._lazy_eval,
             )
         self._tables = [self.windows[s].table for s in self._names]
+        self._rows_limit = [self.windows[s].rows for s in self._names]
         # Range windows release records at the watermark itself; count windows only strictly below,
         # since a later record with the same timestamp changes which records a count window holds.
         self._inclusive = all(isinstance(i.window, RangeWindow) for i in query.inputs)
@@ -116,6 +124,9 @@ class MultiJoin:
         for stream, parts in (partitions or {s: [0] for s in self._names}).items():
             for p in parts:
                 self._max_ts[(self._index[stream], p)] = None
+        # Buffered records: those that arrived in timestamp order in a deque, the others in a heap.
+        self._run: deque[Entry] = deque()
+        self._run_tail_ts = _NEG_INF
         self._pending: list[tuple[float, int, Entry]] = []
         self._arrival = count()
         self._next_seq = 1
@@ -145,6 +156,18 @@ class MultiJoin:
             origin: compile_program(self.query, order, origin, hashed=hashed, exact_buckets=self._exact)
             for origin, order in plan.local_orders.items()
         }
+        self._by_input = [self._programs[s] for s in self._names]
+        self._cross: list[Sequence[CrossStep] | None] = []
+        for program in self._by_input:
+            cross: list[CrossStep] | None = None
+            if program.cross_product:
+                cross = []
+                for step in program.steps[1:]:
+                    w = self.windows[step.stream]
+                    index = w.table.index(step.probe_field) if step.probe_field is not None else None
+                    needs_admit = w.check_ts or w.rows is not None
+                    cross.append((w, index, step.probe_field, step.probe_src_field, needs_admit))
+            self._cross.append(cross)
         if plan != self.plan:
             self.plan_changes += 1
         self.plan = plan
@@ -184,7 +207,8 @@ class MultiJoin:
         if stats.last_ts is None or ts > stats.last_ts:
             stats.last_ts = ts
         key = (i, partition)
-        self._idle.discard(key)
+        if self._idle:
+            self._idle.discard(key)
         seen = self._max_ts.get(key)
         if seen is None or ts > seen:
             self._max_ts[key] = ts
@@ -195,10 +219,14 @@ class MultiJoin:
         passes = self._filters[stream]
         if passes is not None and not passes(record):
             stats.filtered += 1
-            if self.windows[stream].rows is None:
+            if self._rows_limit[i] is None:
                 return True  # a filter may be pushed below a range window: the record can never join
             entry.passes = False
-        heapq.heappush(self._pending, (ts, next(self._arrival), entry))
+        if ts >= self._run_tail_ts:  # in timestamp order: the common case, no heap needed
+            self._run.append(entry)
+            self._run_tail_ts = ts
+        else:
+            heapq.heappush(self._pending, (ts, next(self._arrival), entry))
         if self._journal is not None:
             self._journal.added.append(entry)
         return True
@@ -229,11 +257,7 @@ class MultiJoin:
         return self._release(math.inf, final=True)
 
     def _release(self, watermark: float, *, final: bool) -> list[Result]:
-        pending = self._pending
-        released: list[Entry] = []
-        inclusive = self._inclusive or final
-        while pending and (pending[0][0] <= watermark if inclusive else pending[0][0] < watermark):
-            released.append(heapq.heappop(pending)[2])
+        released = self._take_released(watermark, self._inclusive or final)
         results: list[Result] = []
         if released:
             self._last_released_ts = released[-1].ts
@@ -255,6 +279,36 @@ class MultiJoin:
             if self._lazy_exp:
                 self._expire_after_join(watermark, final)
         return results
+
+    def _take_released(self, watermark: float, inclusive: bool) -> list[Entry]:
+        """Pop the buffered records the watermark passed, in timestamp order."""
+        run, heap = self._run, self._pending
+        released: list[Entry] = []
+        if not heap:
+            if inclusive:
+                while run and run[0].ts <= watermark:
+                    released.append(run.popleft())
+            else:
+                while run and run[0].ts < watermark:
+                    released.append(run.popleft())
+            return released
+        # Merge the in-order run with the out-of-order heap. On equal timestamps the run goes first:
+        # a record only enters the heap after the run's tail passed its timestamp, so it arrived
+        # after every run record of that timestamp, and count windows order ties by arrival.
+        while True:
+            if run and (not heap or run[0].ts <= heap[0][0]):
+                ts = run[0].ts
+                if ts > watermark or (ts == watermark and not inclusive):
+                    break
+                released.append(run.popleft())
+            elif heap:
+                ts = heap[0][0]
+                if ts > watermark or (ts == watermark and not inclusive):
+                    break
+                released.append(heapq.heappop(heap)[2])
+            else:
+                break
+        return released
 
     @staticmethod
     def _epoch(watermark: float, every: float | None) -> float:
@@ -286,26 +340,45 @@ class MultiJoin:
     def _join_eagerly(self, released: Sequence[Entry], results: list[Result]) -> None:
         # Records with equal timestamps enter their windows together before any is joined: a count
         # window "as seen at t" holds every record with timestamp <= t.
-        for _, group_iter in groupby(released, key=lambda e: e.ts):
-            group = list(group_iter)
+        tables, by_input, cross = self._tables, self._by_input, self._cross
+        rows_limit = self._rows_limit
+        expire_eagerly = not self._lazy_exp
+        seq = self._next_seq
+        n = len(released)
+        i = 0
+        while i < n:
+            first = released[i]
+            ts = first.ts
+            j = i + 1
+            while j < n and released[j].ts == ts:
+                j += 1
+            group = released[i:j] if j - i > 1 else (first,)
             for entry in group:
-                entry.seq = self._next_seq
-                self._next_seq += 1
-                self._tables[entry.input].insert(entry)
-            if not self._lazy_exp:
-                now = group[0].ts
-                for table in self._tables:
-                    if now > table.expires_at:
-                        table.expire(now)
-            check_seq = len(group) > 1
+                entry.seq = seq
+                seq += 1
+                tables[entry.input].insert(entry)
+            if expire_eagerly:
+                for table in tables:
+                    if ts > table.expires_at:
+                        table.expire(ts)
+            check_seq = j - i > 1
             for k in group:
-                if not self._eligible(k):
+                origin = k.input
+                if not k.passes:
                     continue
-                program = self._programs[self._names[k.input]]
-                if program.origin_pos == 0:
-                    self._emit(run_origin_first(k, program, self.windows, check_seq), program, results)
+                limit = rows_limit[origin]
+                if limit is not None and k.cnt <= k.group.count_at(ts) - limit:
+                    continue  # a newer record with the same timestamp pushed k out of its window
+                steps = cross[origin]
+                if steps is not None:  # the common case, inlined
+                    found = run_cross_product(k, steps, by_input[origin].query_slots, check_seq)
+                    if found:
+                        tables[origin].stats.results += len(found)
+                        results.extend(found)
                 else:
-                    self._emit(run_general((k,), program, self.windows), program, results)
+                    self._join_one(k, check_seq, results)
+            i = j
+        self._next_seq = seq
 
     def _join_batch(self, results: list[Result]) -> None:
         batch, self._batch = self._batch, []
@@ -317,19 +390,30 @@ class MultiJoin:
                 continue
             if program.origin_pos == 0:
                 for k in eligible:
-                    self._emit(run_origin_first(k, program, self.windows, True), program, results)
+                    self._join_one(k, True, results)
             else:
                 self._emit(run_general(eligible, program, self.windows), program, results)
+
+    def _join_one(self, k: Entry, check_seq: bool, results: list[Result]) -> None:
+        """Join one new record `k` as the youngest member of its results."""
+        program = self._by_input[k.input]
+        steps = self._cross[k.input]
+        if steps is not None:
+            found = run_cross_product(k, steps, program.query_slots, check_seq)
+            if found:
+                self._tables[k.input].stats.results += len(found)
+                results.extend(found)  # already in query order
+        elif program.origin_pos == 0:
+            self._emit(run_origin_first(k, program, self.windows, check_seq), program, results)
+        else:
+            self._emit(run_general((k,), program, self.windows), program, results)
 
     def _emit(self, partials: list[Partial], program: Program, results: list[Result]) -> None:
         if not partials:
             return
         self.windows[program.origin].table.stats.results += len(partials)
         reorder = program.to_query_order
-        if reorder is None or (program.cross_product and program.origin_pos == 0):
-            results.extend(partials)
-        else:
-            results.extend(map(reorder, partials))
+        results.extend(partials if reorder is None else map(reorder, partials))
 
     # -- checkpoints ------------------------------------------------------------------------
 
@@ -365,9 +449,10 @@ class MultiJoin:
         )
         for entry in released:
             self._tables[entry.input].insert(entry)
-        for entry in waiting:
+        for entry in waiting:  # sorted: they form the in-order run, ahead of any new arrival
             entry.seq = -1
-            heapq.heappush(self._pending, (entry.ts, next(self._arrival), entry))
+            self._run.append(entry)
+            self._run_tail_ts = entry.ts
         self._next_seq = int(scalars["next_seq"])
         self.watermark = float(scalars["watermark"])
         self._last_released_ts = float(scalars["last_released_ts"])
@@ -401,4 +486,4 @@ class MultiJoin:
     @property
     def buffered(self) -> int:
         """Return the number of records waiting for the watermark."""
-        return len(self._pending) + len(self._batch)
+        return len(self._run) + len(self._pending) + len(self._batch)

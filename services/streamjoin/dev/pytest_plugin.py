@@ -1,0 +1,116 @@
+"""Pytest fixtures for the real embedded broker and Redis; load with `pytest_plugins = [...]` in a conftest.
+
+Fixtures (one stack per test session, i.e. per xdist worker, so parallel runs never share ports):
+
+- `embedded_stack`: the running `EmbeddedStack`.
+- `kafka_broker`: its bootstrap address, `127.0.0.1:PORT`.
+- `redis_server`: its Redis URL, `redis://127.0.0.1:PORT/0`.
+- `declared_topics`: the topic catalog, created on the broker.
+- `make_topic`: a factory creating a fresh, uniquely named topic: `make_topic("orders", partitions=4)`.
+
+Tests using any of them are marked `integration` automatically. The stack is stopped at the end of the
+session, also when a test fails, on Ctrl-C and on SIGTERM; nothing is left running.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from types import FrameType, MappingProxyType
+
+import pytest
+
+from streamjoin.dev.stack import EmbeddedStack
+from streamjoin.topics import TopicCatalog, TopicSpec, create_topics, load_catalog
+
+__all__ = [
+    "INTEGRATION_FIXTURES",
+    "declared_topics",
+    "embedded_stack",
+    "kafka_broker",
+    "make_topic",
+    "redis_server",
+]
+
+INTEGRATION_FIXTURES = frozenset(
+    {"embedded_stack", "kafka_broker", "redis_server", "declared_topics", "make_topic"}
+)
+
+MakeTopic = Callable[..., str]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test that uses the embedded stack as `integration`."""
+    for item in items:
+        if INTEGRATION_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.integration)
+
+
+@contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    """While the stack runs, let SIGTERM interrupt pytest like Ctrl-C does, so teardown still runs."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM must not cut the teardown short
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@pytest.fixture(scope="session")
+def embedded_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedStack]:
+    """Start the embedded broker and Redis once per session; stop them at its end."""
+    workdir = tmp_path_factory.mktemp("embedded-stack")
+    with _sigterm_interrupts(), EmbeddedStack(workdir=workdir) as stack:
+        yield stack
+
+
+@pytest.fixture(scope="session")
+def kafka_broker(embedded_stack: EmbeddedStack) -> str:
+    """The embedded broker's bootstrap address."""
+    return embedded_stack.bootstrap
+
+
+@pytest.fixture(scope="session")
+def redis_server(embedded_stack: EmbeddedStack) -> str:
+    """The embedded Redis URL."""
+    return embedded_stack.redis_url
+
+
+@pytest.fixture(scope="session")
+def declared_topics(kafka_broker: str) -> TopicCatalog:
+    """Create every declared topic on the embedded broker; return the catalog."""
+    catalog = load_catalog()
+    failed = [r for r in create_topics(kafka_broker, catalog) if not r.ok]
+    if failed:
+        raise RuntimeError(f"creating the declared topics failed: {failed}")
+    return catalog
+
+
+@pytest.fixture
+def make_topic(kafka_broker: str) -> MakeTopic:
+    """Return `make_topic(prefix, partitions=1, config=None)`: it creates a fresh topic, returns its name."""
+
+    def make(prefix: str = "test", partitions: int = 1, config: Mapping[str, str] | None = None) -> str:
+        spec = TopicSpec(
+            name=f"{prefix}.{uuid.uuid4().hex[:12]}",
+            role="internal",
+            partitions=partitions,
+            config=MappingProxyType(dict(config or {})),
+        )
+        (result,) = create_topics(kafka_broker, [spec])
+        if result.outcome != "created":
+            raise RuntimeError(f"creating topic {spec.name} failed: {result.outcome} {result.message}")
+        return spec.name
+
+    return make

@@ -1,0 +1,110 @@
+"""The embedded Redis: Debian's `redis-server` on a free loopback port, without persistence.
+
+>>> server = EmbeddedRedis()
+>>> server.url is None
+True
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Mapping
+from functools import partial
+from pathlib import Path
+
+from streamjoin.dev.ports import LOOPBACK, free_port
+from streamjoin.dev.process import ManagedProcess, ProcessExitedError
+from streamjoin.dev.resp import RespConnection
+
+__all__ = ["REDIS_BIN_ENV", "EmbeddedRedis", "find_redis_server"]
+
+REDIS_BIN_ENV = "STREAMJOIN_REDIS_SERVER_BIN"
+_PORT_ATTEMPTS = 3
+
+
+def find_redis_server() -> str:
+    """Return the `redis-server` executable: `$STREAMJOIN_REDIS_SERVER_BIN`, else the one on PATH."""
+    override = os.environ.get(REDIS_BIN_ENV)
+    if override:
+        return override
+    found = shutil.which("redis-server") or shutil.which("redis-server", path="/usr/sbin:/usr/bin")
+    if found is None:
+        raise FileNotFoundError(
+            "redis-server is not installed: run the README's commands (they install it with apt-get "
+            f"when run as root), or `sudo apt-get install redis-server`, or set ${REDIS_BIN_ENV}"
+        )
+    return found
+
+
+class EmbeddedRedis:
+    """A memory-only `redis-server` bound to 127.0.0.1 on a free port."""
+
+    name = "redis"
+
+    def __init__(self, *, appendonly: bool = False, ready_timeout_ms: int = 30_000) -> None:
+        """Describe the server; nothing runs until `start`.
+
+        Args:
+            appendonly: turn on the append-only file (in the work directory); off by default.
+            ready_timeout_ms: how long `start` waits for PING to answer.
+        """
+        self._appendonly = appendonly
+        self._ready_timeout_ms = ready_timeout_ms
+        self._process: ManagedProcess | None = None
+        self.port: int | None = None
+        self.ready_ms: int | None = None
+
+    @property
+    def url(self) -> str | None:
+        """`redis://127.0.0.1:PORT/0` once started."""
+        return f"redis://{LOOPBACK}:{self.port}/0" if self.port is not None else None
+
+    @property
+    def process(self) -> ManagedProcess | None:
+        """The running server process."""
+        return self._process
+
+    def endpoints(self) -> Mapping[str, str]:
+        """Where clients reach the server."""
+        return {"Redis": self.url} if self.url else {}
+
+    def start(self, workdir: Path) -> None:
+        """Start the server with its data directory and log under `workdir`; wait until PING answers."""
+        binary = find_redis_server()
+        data_dir = workdir / "redis"
+        data_dir.mkdir(parents=True, exist_ok=True)
+        for attempt in range(1, _PORT_ATTEMPTS + 1):
+            port = free_port()
+            argv = [
+                binary,
+                "--port", str(port),
+                "--bind", LOOPBACK,
+                "--protected-mode", "yes",
+                "--save", "",
+                "--appendonly", "yes" if self._appendonly else "no",
+                "--dir", str(data_dir),
+                "--daemonize", "no",
+                "--logfile", "",
+                "--databases", "16",
+            ]  # fmt: skip
+            process = ManagedProcess(self.name, argv, log_path=workdir / "redis.log", cwd=data_dir)
+            process.start()
+            try:
+                self.ready_ms = process.wait_ready(partial(_pong, port), timeout_ms=self._ready_timeout_ms)
+            except ProcessExitedError:
+                if attempt == _PORT_ATTEMPTS:
+                    raise
+                continue  # most likely the port was taken between choosing and binding it
+            self._process, self.port = process, port
+            return
+
+    def stop(self, *, timeout_ms: int = 10_000) -> None:
+        """Stop the server (SIGTERM, bounded wait, SIGKILL)."""
+        if self._process is not None:
+            self._process.stop(timeout_ms=timeout_ms)
+
+
+def _pong(port: int) -> bool:
+    with RespConnection(LOOPBACK, port, timeout_ms=500) as conn:
+        return conn.call("PING") == b"PONG"

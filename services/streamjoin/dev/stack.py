@@ -1,0 +1,189 @@
+"""The embedded stack: the broker and Redis, plus any service added later, started and stopped as one.
+
+Services start in the order they were added and stop in reverse order; stopping always stops every
+service, whatever fails on the way, so nothing is left running.
+
+Usage::
+
+    with EmbeddedStack() as stack:
+        print(stack.bootstrap, stack.redis_url)
+        stack.add(some_joiner_service)  # an `EmbeddedService`, started at once
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Protocol
+
+from streamjoin.dev.broker import EmbeddedBroker
+from streamjoin.dev.process import ManagedProcess
+from streamjoin.dev.redis_server import EmbeddedRedis
+from streamjoin.settings import Settings, load_settings
+
+__all__ = ["EmbeddedService", "EmbeddedStack"]
+
+_log = logging.getLogger(__name__)
+
+
+class EmbeddedService(Protocol):
+    """A service the stack runs: a broker, Redis, and later the joiner and the control plane."""
+
+    @property
+    def name(self) -> str:
+        """A short name ("broker", "redis", "joiner")."""
+        ...
+
+    @property
+    def process(self) -> ManagedProcess | None:
+        """The service's process once started."""
+        ...
+
+    def start(self, workdir: Path) -> None:
+        """Start the service (logs and data under `workdir`) and return once it is ready."""
+        ...
+
+    def stop(self, *, timeout_ms: int = ...) -> None:
+        """Stop the service within about `timeout_ms`; idempotent."""
+        ...
+
+    def endpoints(self) -> Mapping[str, str]:
+        """Where users reach the service, label to address (e.g. {"Kafka bootstrap": "127.0.0.1:1234"})."""
+        ...
+
+
+class EmbeddedStack:
+    """The embedded broker and Redis, and every service added, on free loopback ports."""
+
+    def __init__(
+        self,
+        *,
+        workdir: Path | None = None,
+        keep_workdir: bool = False,
+        ready_timeout_ms: int = 30_000,
+        stop_timeout_ms: int = 10_000,
+    ) -> None:
+        """Describe the stack; nothing runs until `start` (or `with`).
+
+        Args:
+            workdir: where logs and data go; None: a new temporary directory, removed by `stop`
+                unless `keep_workdir` or a service failed.
+            keep_workdir: keep a temporary work directory after `stop`.
+            ready_timeout_ms: how long each service may take to become ready.
+            stop_timeout_ms: how long each service has to exit after SIGTERM before it is killed.
+        """
+        self._workdir_arg = workdir
+        self._keep_workdir = keep_workdir
+        self._stop_timeout_ms = stop_timeout_ms
+        self._workdir: Path | None = None
+        self._failed = False
+        self.broker = EmbeddedBroker(ready_timeout_ms=ready_timeout_ms)
+        self.redis = EmbeddedRedis(ready_timeout_ms=ready_timeout_ms)
+        self._services: list[EmbeddedService] = [self.broker, self.redis]
+        self._started: list[EmbeddedService] = []
+        self._running = False
+
+    @property
+    def workdir(self) -> Path:
+        """The directory holding the services' logs and data."""
+        if self._workdir is None:
+            raise RuntimeError("the stack is not started")
+        return self._workdir
+
+    @property
+    def bootstrap(self) -> str:
+        """The broker's `host:port`."""
+        if self.broker.bootstrap is None:
+            raise RuntimeError("the stack is not started")
+        return self.broker.bootstrap
+
+    @property
+    def redis_url(self) -> str:
+        """The Redis URL."""
+        if self.redis.url is None:
+            raise RuntimeError("the stack is not started")
+        return self.redis.url
+
+    @property
+    def services(self) -> tuple[EmbeddedService, ...]:
+        """Every service, in start order."""
+        return tuple(self._services)
+
+    def settings(self, **flags: object) -> Settings:
+        """Return the settings a service of this stack runs with (flags override)."""
+        return load_settings(kafka_bootstrap=self.bootstrap, redis_url=self.redis_url, **flags)
+
+    def start(self) -> None:
+        """Start every service in order; if one fails, stop those already started and re-raise."""
+        if self._running:
+            raise RuntimeError("the stack is already started")
+        if self._workdir_arg is None:
+            self._workdir = Path(tempfile.mkdtemp(prefix="streamjoin-stack-"))
+        else:
+            self._workdir = self._workdir_arg
+            self._workdir.mkdir(parents=True, exist_ok=True)
+        self._running = True
+        try:
+            for service in self._services:
+                self._start(service)
+        except BaseException:
+            self._failed = True
+            self.stop()
+            raise
+
+    def add(self, service: EmbeddedService) -> None:
+        """Add a service: started now if the stack runs (stopped before the services it needs)."""
+        self._services.append(service)
+        if self._running:
+            try:
+                self._start(service)
+            except BaseException:
+                self._failed = True
+                raise
+
+    def stop(self) -> None:
+        """Stop every started service in reverse order; each one is stopped even if another fails."""
+        errors: list[BaseException] = []
+        while self._started:
+            service = self._started.pop()
+            try:
+                service.stop(timeout_ms=self._stop_timeout_ms)
+            except Exception as exc:
+                _log.exception("stopping %s failed", service.name)
+                errors.append(exc)
+        self._running = False
+        if self._workdir is not None and self._workdir_arg is None:
+            if self._keep_workdir or self._failed:
+                _log.info("logs of the embedded stack kept in %s", self._workdir)
+            else:
+                shutil.rmtree(self._workdir, ignore_errors=True)
+        if errors:
+            raise RuntimeError(f"{len(errors)} service(s) failed to stop: {errors}")
+
+    def dead_services(self) -> list[EmbeddedService]:
+        """Return the started services whose process exited on its own."""
+        return [s for s in self._started if s.process is not None and not s.process.running]
+
+    def endpoints(self) -> list[tuple[str, str, str]]:
+        """Return (service, label, address) for every started service."""
+        return [(s.name, label, address) for s in self._started for label, address in s.endpoints().items()]
+
+    def _start(self, service: EmbeddedService) -> None:
+        # Registered before it starts: a service that half-started is stopped too.
+        self._started.append(service)
+        service.start(self.workdir)
+
+    def __enter__(self) -> EmbeddedStack:
+        self.start()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if exc_type is not None and not issubclass(exc_type, KeyboardInterrupt):
+            self._failed = True
+        self.stop()

@@ -1,0 +1,163 @@
+"""The stack, the fixtures and `streamjoin dev up` stop everything they start, whatever happens."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from streamjoin.dev.process import ProcessExitedError
+from streamjoin.dev.procscan import group_members, pid_alive, processes_with_env
+from streamjoin.dev.redis_server import REDIS_BIN_ENV
+from streamjoin.dev.stack import EmbeddedStack
+
+MARKER = "STREAMJOIN_TEST_MARKER"
+STREAMJOIN = Path(sys.executable).with_name("streamjoin")
+
+# A test module run by a pytest subprocess: it records the stack's pids, then fails or hangs.
+INNER_TEST = """
+import json, os, time
+
+def test_uses_the_stack(embedded_stack):
+    pids = [s.process.pid for s in embedded_stack.services]
+    with open(os.environ["PIDS_FILE"] + ".tmp", "w") as out:
+        json.dump(pids, out)
+    os.rename(os.environ["PIDS_FILE"] + ".tmp", os.environ["PIDS_FILE"])
+    if os.environ.get("HANG"):
+        time.sleep(600)
+    assert False, "failing on purpose"
+"""
+
+
+def _marked_env(marker: str, **extra: str) -> dict[str, str]:
+    return {**os.environ, MARKER: marker, **extra}
+
+
+def _wait_for(path: Path, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path} did not appear in {timeout_s} s"
+        time.sleep(0.05)
+
+
+def _inner_pytest(tmp_path: Path, marker: str, **extra: str) -> subprocess.Popen[str]:
+    test_file = tmp_path / "test_inner.py"
+    test_file.write_text(textwrap.dedent(INNER_TEST))
+    argv = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "streamjoin.dev.pytest_plugin",
+        "-p",
+        "no:cacheprovider",
+    ]
+    argv += ["--rootdir", str(tmp_path), "-c", os.devnull, str(test_file)]
+    env = _marked_env(marker, PIDS_FILE=str(tmp_path / "pids.json"), **extra)
+    return subprocess.Popen(
+        argv, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+
+
+def test_stop_leaves_no_process_and_no_work_dir() -> None:
+    with EmbeddedStack() as stack:
+        pids = [s.process.pid for s in stack.services if s.process is not None and s.process.pid is not None]
+        workdir = stack.workdir
+        assert len(pids) == 2 and all(pid_alive(pid) for pid in pids)
+    assert not any(pid_alive(pid) for pid in pids)
+    assert all(group_members(pid) == [] for pid in pids)
+    assert not workdir.exists()
+
+
+def test_a_service_failing_to_start_stops_the_ones_started(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(REDIS_BIN_ENV, "/bin/false")
+    stack = EmbeddedStack()
+    with pytest.raises(ProcessExitedError, match="redis exited with code 1"):
+        stack.start()
+    broker = stack.broker.process
+    assert broker is not None and broker.pid is not None and not pid_alive(broker.pid)
+    assert (stack.workdir / "redis.log").exists()  # kept, to read the logs
+    shutil.rmtree(stack.workdir)
+
+
+@pytest.mark.timeout(180)
+def test_a_failing_test_still_stops_the_stack(tmp_path: Path) -> None:
+    marker = uuid.uuid4().hex
+    inner = _inner_pytest(tmp_path, marker)
+    output, _ = inner.communicate(timeout=120)
+    assert inner.returncode == 1, output
+    assert "failing on purpose" in output
+    pids = json.loads((tmp_path / "pids.json").read_text())
+    assert not any(pid_alive(pid) for pid in pids)
+    assert processes_with_env(MARKER, marker) == []
+
+
+@pytest.mark.timeout(180)
+def test_sigterm_to_pytest_still_stops_the_stack(tmp_path: Path) -> None:
+    marker = uuid.uuid4().hex
+    inner = _inner_pytest(tmp_path, marker, HANG="1")
+    try:
+        _wait_for(tmp_path / "pids.json", timeout_s=60)
+        inner.send_signal(signal.SIGTERM)
+        output, _ = inner.communicate(timeout=60)
+    finally:
+        inner.kill()
+    assert inner.returncode != 0, output
+    assert processes_with_env(MARKER, marker) == []
+
+
+@pytest.mark.timeout(180)
+def test_dev_up_exit_after_check(tmp_path: Path) -> None:
+    marker = uuid.uuid4().hex
+    done = subprocess.run(
+        [str(STREAMJOIN), "dev", "up", "--exit-after-check"],
+        env=_marked_env(marker, COLUMNS="200"),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    for expected in ("round-trip a record through the broker", "Kafka bootstrap", "redis://127.0.0.1:"):
+        assert expected in done.stdout
+    assert "none left running" in done.stdout
+    assert processes_with_env(MARKER, marker) == []
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_dev_up_stops_cleanly_on_a_signal(tmp_path: Path, signum: signal.Signals) -> None:
+    marker = uuid.uuid4().hex
+    dev = subprocess.Popen(
+        [str(STREAMJOIN), "dev", "up"],
+        env=_marked_env(marker, COLUMNS="200"),
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        assert dev.stdout is not None
+        lines = []
+        for line in dev.stdout:
+            lines.append(line)
+            if line.startswith("Running."):
+                break
+        assert processes_with_env(MARKER, marker), "".join(lines)
+        dev.send_signal(signum)
+        rest, _ = dev.communicate(timeout=60)
+    finally:
+        dev.kill()
+    assert dev.returncode == 0, "".join(lines) + rest
+    assert "none left running" in rest
+    assert processes_with_env(MARKER, marker) == []
