@@ -27,9 +27,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from golab_workload import TABLE5, GolabStream, generate, golab_query  # noqa: E402
-
-from streamjoin.engine import MultiJoin, tune_gc  # noqa: E402
+from golab_workload import TABLE5, GolabStream, generate, golab_query
+from streamjoin.engine import MultiJoin, tune_gc
 
 BEST = ("S1", "S2", "S3", "S4")
 WORST = ("S4", "S3", "S2", "S1")  # the cost model's worst order for Table 5 (86850)

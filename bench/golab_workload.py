@@ -7,6 +7,7 @@ holds lambda_i * T records, as the cost model assumes.
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -48,9 +49,10 @@ def golab_query(
     spec: dict[str, object] = {
         "name": "golab",
         "inputs": [
-            {"stream": s.name, "topic": s.name, "timestamp": "ts", "window": {"range": s.window}} for s in streams
+            {"stream": s.name, "topic": s.name, "timestamp": "ts", "window": {"range": s.window}}
+            for s in streams
         ],
-        "where": [[f"{a}.attr", "=", f"{b}.attr"] for a, b in zip(names, names[1:], strict=False)],
+        "where": [[f"{a}.attr", "=", f"{b}.attr"] for a, b in itertools.pairwise(names)],
         "output": {"topic": "golab.out"},
         "algorithm": algorithm,
         "order": list(order) if order else "auto",
@@ -60,7 +62,9 @@ def golab_query(
     return parse_query(spec)
 
 
-def generate(streams: Sequence[GolabStream], count: int, seed: int = 1) -> list[tuple[str, float, dict[str, float]]]:
+def generate(
+    streams: Sequence[GolabStream], count: int, seed: int = 1
+) -> list[tuple[str, float, dict[str, float]]]:
     """Return `count` arrivals (stream, ts, record) in timestamp order."""
     rng = random.Random(seed)
     total = sum(s.rate for s in streams)
