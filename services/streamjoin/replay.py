@@ -11,7 +11,8 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from streamjoin.engine import MalformedRecord, MultiJoin, RecordReader, ResultFormatter
+from streamjoin.engine import MalformedRecord, RecordReader, ResultFormatter
+from streamjoin.operator import JoinOperator
 from streamjoin.query import QueryDef, QueryError, parse_query
 
 __all__ = ["ReplayError", "load_query", "read_events", "replay"]
@@ -69,10 +70,10 @@ def replay(
     out: TextIO,
     *,
     on_line: Callable[[int], None] | None = None,
-    engine: MultiJoin | None = None,
-) -> MultiJoin:
+    operator: JoinOperator | None = None,
+) -> JoinOperator:
     """Run `query` over the events `lines`, writing one output JSON line per result to `out`."""
-    engine = engine or MultiJoin(query)
+    operator = operator or JoinOperator(query)
     formatter = ResultFormatter(query)
     offsets = dict.fromkeys(query.stream_names, 0)
 
@@ -84,11 +85,11 @@ def replay(
     for number, stream, ts, record, size in read_events(query, lines):
         offset = offsets[stream]
         offsets[stream] = offset + 1
-        engine.add(stream, record, ts=ts, offset=offset, size=size)
+        operator.add(stream, record, ts=ts, offset=offset, size=size)
         if number % _ADVANCE_EVERY == 0:
-            write(engine.advance())
+            write(operator.advance())
             if on_line is not None:
                 on_line(number)
-    write(engine.advance())
-    write(engine.finish())
-    return engine
+    write(operator.advance())
+    write(operator.finish())
+    return operator
