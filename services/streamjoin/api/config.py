@@ -1,0 +1,61 @@
+"""The control plane's settings: the shared contract (`streamjoin.settings`) plus the API's own.
+
+Built at start-up by `load_api_settings` (flags, then `STREAMJOIN_*` variables, then defaults), never
+at import. `check_api_settings` refuses a production configuration without a write token.
+
+>>> s = load_api_settings(api_port=9000)
+>>> s.api_port, s.api_read_token_required
+(9000, False)
+>>> check_api_settings(load_api_settings(production=True))
+Traceback (most recent call last):
+...
+streamjoin.api.config.ConfigurationError: production mode needs STREAMJOIN_API_TOKEN (the write token)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from streamjoin.settings import Settings
+
+__all__ = ["ApiSettings", "ConfigurationError", "check_api_settings", "load_api_settings"]
+
+
+class ConfigurationError(RuntimeError):
+    """The settings cannot run the control plane (raised at start-up)."""
+
+
+class ApiSettings(Settings):
+    """Settings of `streamjoin api`; every field is also a `STREAMJOIN_<NAME>` variable."""
+
+    api_read_token_required: bool = Field(
+        default=False, description="Require the bearer token for reads too (health checks stay open)."
+    )
+    api_registry_prefix: str = Field(
+        default="streamjoin:", description="Key prefix of the registry in Redis (tests isolate with it)."
+    )
+    api_results_timeout_ms: int = Field(
+        default=30_000, gt=0, description="Default time a results request streams before it ends."
+    )
+    api_results_max_timeout_ms: int = Field(
+        default=600_000, gt=0, description="Longest time a results request may ask to stream."
+    )
+    api_results_max_limit: int = Field(default=100_000, gt=0, description="Most results one request returns.")
+    api_ready_timeout_ms: int = Field(default=3_000, gt=0, description="Time each readiness check may take.")
+    api_log_level: str = Field(default="info", description="Log level of the control plane.")
+
+
+def load_api_settings(**flags: Any) -> ApiSettings:
+    """Build the API settings; `flags` whose value is not None win over the environment and defaults."""
+    return ApiSettings(**{name: value for name, value in flags.items() if value is not None})
+
+
+def check_api_settings(settings: ApiSettings) -> None:
+    """Raise `ConfigurationError` if the control plane must not start with `settings`."""
+    token = settings.api_token.get_secret_value() if settings.api_token is not None else ""
+    if settings.production and not token:
+        raise ConfigurationError("production mode needs STREAMJOIN_API_TOKEN (the write token)")
+    if settings.api_read_token_required and not token:
+        raise ConfigurationError("STREAMJOIN_API_READ_TOKEN_REQUIRED needs STREAMJOIN_API_TOKEN")

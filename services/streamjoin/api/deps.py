@@ -1,0 +1,85 @@
+"""The routes' dependencies, as `Annotated` aliases: settings, the registry, the services."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from streamjoin.api.config import ApiSettings
+from streamjoin.api.services import (
+    ControlService,
+    HealthService,
+    PlanService,
+    QueryService,
+    ResultService,
+    StreamService,
+)
+from streamjoin.registry import RegistryStore
+
+__all__ = [
+    "ControlServiceDep",
+    "HealthServiceDep",
+    "PlanServiceDep",
+    "QueryServiceDep",
+    "ResultServiceDep",
+    "SettingsDep",
+    "StoreDep",
+    "StreamServiceDep",
+]
+
+
+def get_settings(request: Request) -> ApiSettings:
+    """Return the settings the app was created with."""
+    settings: ApiSettings = request.app.state.settings
+    return settings
+
+
+def get_store(request: Request) -> RegistryStore:
+    """Return the registry store opened at start-up."""
+    store: RegistryStore = request.app.state.store
+    return store
+
+
+SettingsDep = Annotated[ApiSettings, Depends(get_settings)]
+StoreDep = Annotated[RegistryStore, Depends(get_store)]
+
+
+def get_stream_service(store: StoreDep) -> StreamService:
+    """Return the stream service."""
+    return StreamService(store)
+
+
+def get_query_service(store: StoreDep) -> QueryService:
+    """Return the query service."""
+    return QueryService(store)
+
+
+def get_plan_service(store: StoreDep) -> PlanService:
+    """Return the plan service."""
+    return PlanService(store)
+
+
+def get_control_service(
+    store: StoreDep, queries: Annotated[QueryService, Depends(get_query_service)]
+) -> ControlService:
+    """Return the Control-Table service."""
+    return ControlService(store, queries)
+
+
+def get_result_service(settings: SettingsDep) -> ResultService:
+    """Return the result-stream service."""
+    return ResultService(settings.kafka_bootstrap)
+
+
+def get_health_service(store: StoreDep, settings: SettingsDep) -> HealthService:
+    """Return the readiness checks."""
+    return HealthService(store, settings.kafka_bootstrap, settings.api_ready_timeout_ms)
+
+
+StreamServiceDep = Annotated[StreamService, Depends(get_stream_service)]
+QueryServiceDep = Annotated[QueryService, Depends(get_query_service)]
+PlanServiceDep = Annotated[PlanService, Depends(get_plan_service)]
+ControlServiceDep = Annotated[ControlService, Depends(get_control_service)]
+ResultServiceDep = Annotated[ResultService, Depends(get_result_service)]
+HealthServiceDep = Annotated[HealthService, Depends(get_health_service)]

@@ -1,0 +1,113 @@
+"""Map domain errors to HTTP answers with one body shape (`ErrorPublic`).
+
+The service layer raises domain errors (`QueryError`, the registry's errors, `ApiError`); these
+handlers turn them into 4xx answers that name the problem: 404 missing, 409 duplicate or in use,
+422 invalid (with the offending `field`, and `position` for CQL).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from fastapi import FastAPI, Request, status
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+
+from streamjoin.api.schemas.common import ErrorPublic, FieldError
+from streamjoin.query import QueryError
+from streamjoin.query.cql import CqlError
+from streamjoin.registry import (
+    AlreadyExistsError,
+    ConcurrentChangeError,
+    InUseError,
+    NotFoundError,
+)
+
+__all__ = ["ApiError", "field_path", "install_error_handlers"]
+
+_log = logging.getLogger(__name__)
+
+
+class ApiError(Exception):
+    """An answer other than success, raised by the service layer."""
+
+    def __init__(self, status_code: int, code: str, detail: str, *, field: str | None = None) -> None:
+        super().__init__(detail)
+        self.status_code = status_code
+        self.code = code
+        self.detail = detail
+        self.field = field
+
+
+def field_path(loc: Sequence[int | str]) -> str:
+    """Return a pydantic location as the query JSON path style: `inputs[0].window.range`.
+
+    >>> field_path(("body", "inputs", 0, "window", "range"))
+    'inputs[0].window.range'
+    >>> field_path(("query", "limit"))
+    'limit'
+    """
+    parts = list(loc)
+    if parts and parts[0] in ("body", "query", "path", "header"):
+        parts = parts[1:]
+    out = ""
+    for part in parts:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif "[" in part or "function-" in part or part in ("str", "int", "float", "bool", "list", "dict"):
+            continue  # pydantic's union-member tags
+        else:
+            out += f".{part}" if out else part
+    return out or "body"
+
+
+def _answer(status_code: int, body: ErrorPublic, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse(body.model_dump(exclude_none=True), status_code=status_code, headers=headers)
+
+
+async def _api_error(request: Request, exc: Exception) -> JSONResponse:
+    if not isinstance(exc, ApiError):
+        raise exc
+    headers = {"WWW-Authenticate": "Bearer"} if exc.status_code == status.HTTP_401_UNAUTHORIZED else None
+    return _answer(exc.status_code, ErrorPublic(detail=exc.detail, code=exc.code, field=exc.field), headers)
+
+
+async def _query_error(request: Request, exc: Exception) -> JSONResponse:
+    if not isinstance(exc, QueryError):
+        raise exc
+    position = exc.position if isinstance(exc, CqlError) else None
+    body = ErrorPublic(detail=str(exc), code="invalid_query", field=exc.field, position=position)
+    return _answer(status.HTTP_422_UNPROCESSABLE_CONTENT, body)
+
+
+async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
+    if not isinstance(exc, RequestValidationError):
+        raise exc
+    errors = [
+        FieldError(field=field_path(e.get("loc", ())), message=str(e.get("msg", ""))) for e in exc.errors()
+    ]
+    first = errors[0] if errors else FieldError(field="body", message="invalid request")
+    body = ErrorPublic(
+        detail=f"{first.field}: {first.message}", code="invalid_request", field=first.field, errors=errors
+    )
+    return _answer(status.HTTP_422_UNPROCESSABLE_CONTENT, body)
+
+
+async def _registry_error(request: Request, exc: Exception) -> JSONResponse:
+    if isinstance(exc, NotFoundError):
+        return _answer(404, ErrorPublic(detail=str(exc), code=f"{exc.kind}_not_found"))
+    if isinstance(exc, AlreadyExistsError):
+        return _answer(409, ErrorPublic(detail=str(exc), code=f"{exc.kind}_exists", field="name"))
+    if isinstance(exc, InUseError):
+        return _answer(409, ErrorPublic(detail=str(exc), code=f"{exc.kind}_in_use"))
+    return _answer(409, ErrorPublic(detail=str(exc), code="concurrent_change"))
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Register the handlers on `app`."""
+    app.add_exception_handler(ApiError, _api_error)
+    app.add_exception_handler(QueryError, _query_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    for error in (NotFoundError, AlreadyExistsError, InUseError, ConcurrentChangeError):
+        app.add_exception_handler(error, _registry_error)

@@ -1,0 +1,36 @@
+"""Bodies of `/v1/control`: STREAM's Control Tables, one per entity."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypeAlias
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
+
+from streamjoin.api.schemas.queries import ModeSpec
+
+__all__ = ["ControlTable", "ControlUpdate", "EntityKind"]
+
+EntityKind: TypeAlias = Literal["queries", "windows", "operators", "topics"]
+
+
+class ControlTable(BaseModel):
+    """An entity's attribute-value pairs: statistics, and the controls a user may write."""
+
+    entity: Literal["query", "window", "operator", "topic"]
+    name: str = Field(description="query name; `query.stream` for a window; topic name for a topic.")
+    attributes: dict[str, Any]
+    writable: list[str] = Field(description="The attributes `PATCH /v1/control/queries/{name}` accepts.")
+
+
+class ControlUpdate(BaseModel):
+    """Write Control-Table attributes of a query; only the fields given change."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    evaluation: ModeSpec | None = None
+    expiration: ModeSpec | None = None
+    order: Literal["auto"] | list[StrictStr] | None = None
+    paused: StrictBool | None = None
+    memory_budget_bytes: StrictInt | None = Field(
+        default=None, gt=0, description="Memory budget of the query's windows; null removes it."
+    )

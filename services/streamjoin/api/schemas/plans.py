@@ -1,0 +1,38 @@
+"""Bodies of `/v1/queries/{name}/plan` and `/replan`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+__all__ = ["PlanPublic", "ReplanPublic"]
+
+
+class PlanPublic(BaseModel):
+    """The join orders a joiner chose for a query, their estimated cost and the statistics behind them."""
+
+    query: str
+    planned: bool = Field(description="False until a joiner publishes a plan.")
+    requested_order: str | list[str] = Field(description='The order control: "auto" or a fixed order.')
+    global_order: list[str] | None
+    local_orders: dict[str, list[str]] | None = Field(
+        description="Per origin stream, the order its records probe."
+    )
+    estimated_cost: float | None
+    observed_cost: float | None = Field(description="Summed over partitions, from the joiners' statistics.")
+    reason: str | None
+    changed_at: float | None
+    plan_changes: int
+    statistics: dict[str, Any] = Field(
+        description="Per stream, the cost-model inputs the plan was chosen from."
+    )
+    replan_pending: str | None = Field(description="The id of a re-plan request not yet handled.")
+
+
+class ReplanPublic(BaseModel):
+    """An accepted re-plan request."""
+
+    query: str
+    request_id: str
+    registry_version: int

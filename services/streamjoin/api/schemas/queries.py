@@ -1,0 +1,149 @@
+"""Bodies of `/v1/queries`: the query JSON of semantics.md section 4, or CQL text."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictStr
+
+from streamjoin.api.schemas.common import Number, QueryName, Scalar, TopicName
+from streamjoin.registry import PartitionState, QueryStatus
+
+__all__ = [
+    "ControlsPublic",
+    "InputSpec",
+    "ModeSpec",
+    "OutputSpec",
+    "PartitionStatusPublic",
+    "QueryCreate",
+    "QueryPublic",
+    "QueryUpdate",
+    "WindowSpec",
+]
+
+_STRICT = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+
+class WindowSpec(BaseModel):
+    """`{"range": T}`, `{"rows": N}` or `{"rows": N, "partition_by": "field"}`."""
+
+    model_config = _STRICT
+
+    range: Number | None = Field(default=None, description="Time window: the last T timestamp units.")
+    rows: Number | None = Field(default=None, description="Count window: the last N records per partition.")
+    partition_by: StrictStr | None = Field(default=None, description="Count per value of this field.")
+
+
+class InputSpec(BaseModel):
+    """One input: a registered stream and its window; topic and timestamp default to the stream's."""
+
+    model_config = _STRICT
+
+    stream: StrictStr
+    topic: StrictStr | None = None
+    timestamp: StrictStr | None = None
+    window: WindowSpec
+
+
+class ModeSpec(BaseModel):
+    """Evaluation or expiration mode: `{"mode": "eager"}` or `{"mode": "lazy", "every": tau}`."""
+
+    model_config = _STRICT
+
+    mode: Literal["eager", "lazy"] = "eager"
+    every: Number | None = None
+
+
+class OutputSpec(BaseModel):
+    """Where results (or dead letters) go."""
+
+    model_config = _STRICT
+
+    topic: TopicName
+
+
+class QueryCreate(BaseModel):
+    """Register a query: the query JSON (`inputs`, `where`, ...) or `cql` text over registered streams."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        allow_inf_nan=False,
+        json_schema_extra={
+            "examples": [
+                {
+                    "name": "flows",
+                    "cql": "SELECT * FROM a [RANGE 100], b [ROWS 50] WHERE a.src = b.src",
+                    "output": {"topic": "flows.out"},
+                }
+            ]
+        },
+    )
+
+    name: QueryName
+    cql: StrictStr | None = Field(default=None, description="CQL text; replaces inputs, where and select.")
+    inputs: list[InputSpec] | None = None
+    where: list[list[Scalar]] | None = Field(default=None, description='`[["a.src", "=", "b.src"], ...]`')
+    select: list[StrictStr] | None = None
+    output: OutputSpec
+    evaluation: ModeSpec | None = None
+    expiration: ModeSpec | None = None
+    algorithm: Literal["hash", "nlj"] | None = None
+    order: Literal["auto"] | list[StrictStr] | None = None
+    lateness: Number | None = None
+    start: Literal["latest", "earliest"] | Number | None = None
+    dead_letter: OutputSpec | None = None
+    paused: bool = Field(default=False, description="Register the query paused.")
+
+    def query_json(self) -> dict[str, Any]:
+        """Return the query JSON fields the client gave (without `cql` and `paused`).
+
+        A null reads as "not given" (the default applies), except an input's `timestamp`, where
+        null means the Kafka record timestamp.
+        """
+        out = self.model_dump(exclude_unset=True, exclude_none=True, exclude={"cql", "paused"})
+        for given, dumped in zip(self.inputs or (), out.get("inputs", ()), strict=True):
+            if "timestamp" in given.model_fields_set:
+                dumped["timestamp"] = given.timestamp
+        return out
+
+
+class QueryUpdate(QueryCreate):
+    """Replace a query's definition (PUT): the same body as `QueryCreate`; `name` may be omitted."""
+
+    name: QueryName | None = None  # type: ignore[assignment]  # optional here, the path names the query
+
+
+class ControlsPublic(BaseModel):
+    """The writable Control-Table attributes of a query, as in force."""
+
+    evaluation: dict[str, Any]
+    expiration: dict[str, Any]
+    order: Literal["auto"] | list[str]
+    paused: bool
+    memory_budget_bytes: int | None
+
+
+class PartitionStatusPublic(BaseModel):
+    """Where one partition of a query stands, as its worker reported."""
+
+    partition: int
+    worker: str
+    state: PartitionState
+    at: float
+    version: int | None = Field(description="The registry version the worker had applied.")
+
+
+class QueryPublic(BaseModel):
+    """A registered query with its status."""
+
+    name: str
+    status: QueryStatus
+    source: Literal["json", "cql"] = Field(description="How the query was registered.")
+    cql: str = Field(description="The CQL text given, or the CQL form of the JSON definition.")
+    definition: dict[str, Any] = Field(description="The normalised query JSON (every default spelled out).")
+    controls: ControlsPublic
+    partitions: list[PartitionStatusPublic]
+    revision: int = Field(description="1 when registered, +1 for each replaced definition.")
+    created_at: float
+    updated_at: float
+    registry_version: int = Field(description="The registry version this answer reflects.")

@@ -1,0 +1,58 @@
+"""Bodies of `/v1/streams`."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, StrictStr, field_validator
+
+from streamjoin.api.schemas.common import StreamName, TopicName
+
+__all__ = ["StreamCreate", "StreamPublic"]
+
+
+class StreamCreate(BaseModel):
+    """Register a topic of JSON records as a named stream."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    name: StreamName
+    topic: TopicName
+    timestamp: StrictStr | None = Field(
+        default=None,
+        min_length=1,
+        description="The numeric timestamp field of the records; null: the Kafka record timestamp (ms).",
+    )
+    json_schema: dict[str, Any] | None = Field(
+        default=None,
+        alias="schema",
+        description="Optional JSON Schema of the records; with `properties`, queries may name only those.",
+    )
+    description: StrictStr = Field(default="", max_length=1000)
+
+    @field_validator("json_schema")
+    @classmethod
+    def _plain_json(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is not None:
+            try:
+                text = json.dumps(value, allow_nan=False)
+            except ValueError as exc:
+                raise ValueError("must be plain JSON (no NaN or Infinity)") from exc
+            if len(text) > 1_000_000:
+                raise ValueError("must be at most 1 MB of JSON")
+        return value
+
+
+class StreamPublic(BaseModel):
+    """A registered stream."""
+
+    model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
+
+    name: str
+    topic: str
+    timestamp: str | None
+    json_schema: dict[str, Any] | None = Field(alias="schema")
+    description: str
+    created_at: float = Field(description="Unix seconds.")
+    queries: list[str] = Field(description="The registered queries that read this stream.")

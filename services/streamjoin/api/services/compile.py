@@ -1,0 +1,116 @@
+"""Turn a registration body (query JSON or CQL) into a validated, normalised query definition.
+
+Checks, in order, each failing with a `QueryError` that names the field: CQL syntax (field `cql`,
+with the position); every input is a registered stream (`inputs[i].stream`) whose topic and timestamp
+the query may not contradict; the query itself (`parse_query`: windows > 0, operators, a connected
+join graph, ...); every field named exists when its stream has a schema; the output and dead-letter
+topics are not inputs. Nothing is written here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from streamjoin.api.services.streams import schema_fields
+from streamjoin.query import FieldRef, QueryDef, QueryError, RowsWindow, parse_query
+from streamjoin.query.cql import parse_cql
+from streamjoin.query.dump import dump_query
+from streamjoin.registry import StreamRecord
+
+__all__ = ["Compiled", "compile_query"]
+
+_CQL_REPLACES = ("inputs", "where", "select")
+
+
+@dataclass(frozen=True, slots=True)
+class Compiled:
+    """A query ready to store: its normalised JSON, its definition and the streams it was checked against."""
+
+    definition: dict[str, Any]
+    query: QueryDef
+    cql: str | None
+    streams: tuple[StreamRecord, ...]
+
+
+def compile_query(raw: Mapping[str, Any], cql: str | None, streams: Mapping[str, StreamRecord]) -> Compiled:
+    """Validate a query given as JSON fields (`raw`) and optional CQL text against the registered `streams`.
+
+    Raises:
+        QueryError: the first problem found, with the field it is in.
+    """
+    spec = dict(raw)
+    if cql is not None:
+        given = [f for f in _CQL_REPLACES if f in spec]
+        if given:
+            raise QueryError("cql", f"give either cql or {'/'.join(_CQL_REPLACES)}, not both (found {given})")
+        spec.update(parse_cql(cql, streams))
+    used = _resolve_inputs(spec, streams)
+    query = parse_query(spec)
+    _check_fields(query, spec, streams)
+    _check_topics(query)
+    return Compiled(dump_query(query), query, cql, tuple(used))
+
+
+def _resolve_inputs(spec: dict[str, Any], streams: Mapping[str, StreamRecord]) -> list[StreamRecord]:
+    """Fill each input's topic and timestamp from its registered stream; return the streams used."""
+    inputs = spec.get("inputs")
+    if not isinstance(inputs, list):
+        return []
+    used: list[StreamRecord] = []
+    resolved: list[Any] = []
+    for i, item in enumerate(inputs):
+        if not isinstance(item, Mapping):
+            resolved.append(item)
+            continue
+        name = item.get("stream")
+        stream = streams.get(name) if isinstance(name, str) else None
+        if stream is None:
+            known = sorted(streams) or "none"
+            raise QueryError(f"inputs[{i}].stream", f"unknown stream {name!r}; registered streams: {known}")
+        entry = dict(item)
+        if entry.setdefault("topic", stream.topic) != stream.topic:
+            raise QueryError(f"inputs[{i}].topic", f"stream {name!r} is registered on topic {stream.topic!r}")
+        if "timestamp" in entry and entry["timestamp"] != stream.timestamp:
+            raise QueryError(
+                f"inputs[{i}].timestamp", f"stream {name!r} is registered with timestamp {stream.timestamp!r}"
+            )
+        entry["timestamp"] = stream.timestamp
+        resolved.append(entry)
+        if stream not in used:
+            used.append(stream)
+    spec["inputs"] = resolved
+    return used
+
+
+def _check_field(ref: FieldRef, where: str, streams: Mapping[str, StreamRecord]) -> None:
+    fields = schema_fields(streams[ref.stream].schema)
+    if fields is not None and ref.field not in fields:
+        raise QueryError(
+            where,
+            f"unknown field {ref.field!r} of stream {ref.stream!r}; its schema declares {sorted(fields)}",
+        )
+
+
+def _check_fields(query: QueryDef, spec: Mapping[str, Any], streams: Mapping[str, StreamRecord]) -> None:
+    """Check every field the query names against its stream's schema, if the stream has one."""
+    for i, item in enumerate(query.inputs):
+        if isinstance(item.window, RowsWindow) and item.window.partition_by is not None:
+            ref = FieldRef(item.stream, item.window.partition_by)
+            _check_field(ref, f"inputs[{i}].window.partition_by", streams)
+    for i, predicate in enumerate(query.where):
+        for side, operand in ((0, predicate.left), (2, predicate.right)):
+            if isinstance(operand, FieldRef):
+                _check_field(operand, f"where[{i}][{side}]", streams)
+    for i, ref in enumerate(query.select or ()):
+        _check_field(ref, f"select[{i}]", streams)
+
+
+def _check_topics(query: QueryDef) -> None:
+    inputs = {i.topic for i in query.inputs}
+    if query.output_topic in inputs:
+        raise QueryError("output.topic", f"{query.output_topic!r} is an input topic of the query")
+    dead = query.dead_letter_topic
+    if dead is not None and (dead in inputs or dead == query.output_topic):
+        raise QueryError("dead_letter.topic", f"{dead!r} is an input or the output topic of the query")

@@ -1,0 +1,57 @@
+"""Readiness: Redis answers a PING and the broker answers a metadata request."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Awaitable, Callable
+
+from aiokafka import AIOKafkaConsumer
+
+from streamjoin.api.schemas import Readiness, ReadinessCheck
+from streamjoin.registry import RegistryStore
+
+__all__ = ["HealthService"]
+
+
+class HealthService:
+    """Check the control plane's dependencies, each within `timeout_ms`."""
+
+    def __init__(self, store: RegistryStore, bootstrap: str, timeout_ms: int) -> None:
+        """Check `store`'s Redis and the broker at `bootstrap`."""
+        self._store = store
+        self._bootstrap = bootstrap
+        self._timeout = timeout_ms / 1000
+
+    async def readiness(self) -> Readiness:
+        """Run every check concurrently; ready when all pass."""
+        checks = await asyncio.gather(self._check("redis", self._redis), self._check("kafka", self._kafka))
+        return Readiness(ready=all(c.ok for c in checks), checks=list(checks))
+
+    async def _check(self, name: str, probe: Callable[[], Awaitable[str]]) -> ReadinessCheck:
+        started = time.monotonic()
+        try:
+            detail = await asyncio.wait_for(probe(), timeout=self._timeout)
+            ok = True
+        except TimeoutError:
+            ok, detail = False, f"no answer within {int(self._timeout * 1000)} ms"
+        except Exception as exc:  # any failure of a dependency means "not ready", with the reason
+            ok, detail = False, f"{type(exc).__name__}: {exc}"
+        return ReadinessCheck(
+            name=name, ok=ok, detail=detail, latency_ms=int((time.monotonic() - started) * 1000)
+        )
+
+    async def _redis(self) -> str:
+        await self._store.ping()
+        return f"registry version {await self._store.version()}"
+
+    async def _kafka(self) -> str:
+        consumer = AIOKafkaConsumer(bootstrap_servers=self._bootstrap, group_id=None)
+        try:
+            await consumer.start()
+            topics = await consumer.topics()
+        finally:
+            with contextlib.suppress(Exception):
+                await consumer.stop()
+        return f"{len(topics)} topics"

@@ -1,0 +1,90 @@
+"""Read everything the joiners published (statistics, plans, status) for every registered query.
+
+An `Observation` is one read of the registry and of the runtime keys; Control Tables and `/metrics`
+are both computed from it, so they always agree.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from streamjoin.registry import (
+    PartitionStats,
+    PlanRecord,
+    QueryRecord,
+    RegistrySnapshot,
+    RegistryStore,
+    StatusRecord,
+    WorkerRecord,
+    query_status,
+)
+from streamjoin.registry.records import QueryStatus
+
+__all__ = ["Observation", "QueryObservation", "number", "observe", "stream_counter", "total"]
+
+
+@dataclass(frozen=True, slots=True)
+class QueryObservation:
+    """One query with its plan, statistics and status as published."""
+
+    query: QueryRecord
+    plan: PlanRecord | None
+    stats: tuple[PartitionStats, ...]
+    statuses: tuple[StatusRecord, ...]
+    replan_pending: str | None
+
+    @property
+    def status(self) -> QueryStatus:
+        """Return the query's status (registry.query_status)."""
+        return query_status(self.query.controls, self.statuses)
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """The registry and the runtime state of every query, read at `at` (unix seconds)."""
+
+    registry: RegistrySnapshot
+    queries: Mapping[str, QueryObservation]
+    workers: tuple[WorkerRecord, ...]
+    at: float
+
+
+async def observe_query(store: RegistryStore, query: QueryRecord) -> QueryObservation:
+    """Read one query's plan, statistics, status and pending re-plan request."""
+    return QueryObservation(
+        query=query,
+        plan=await store.read_plan(query.name),
+        stats=tuple(await store.read_stats(query.name)),
+        statuses=tuple(await store.read_status(query.name)),
+        replan_pending=await store.pending_replan(query.name),
+    )
+
+
+async def observe(store: RegistryStore) -> Observation:
+    """Read the registry and the runtime state of every registered query."""
+    snapshot = await store.snapshot()
+    queries = {name: await observe_query(store, q) for name, q in snapshot.queries.items()}
+    return Observation(snapshot, queries, tuple(await store.workers()), time.time())
+
+
+def number(value: object) -> float | None:
+    """Return `value` as a finite float, or None if it is not a number (bools are not numbers)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def total(values: Iterable[object]) -> float | None:
+    """Return the sum of the numeric values, or None if there is none."""
+    nums = [n for n in map(number, values) if n is not None]
+    return sum(nums) if nums else None
+
+
+def stream_counter(operator: Mapping[str, Any], field: str, stream: str) -> float | None:
+    """Return `operator[field][stream]` (a per-stream map of the operator statistics) as a number."""
+    per_stream = operator.get(field)
+    return number(per_stream.get(stream)) if isinstance(per_stream, Mapping) else None

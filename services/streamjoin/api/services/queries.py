@@ -1,0 +1,179 @@
+"""Register, replace, read, pause and delete queries; write their controls."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from streamjoin.api.errors import ApiError
+from streamjoin.api.schemas import (
+    ControlsPublic,
+    ControlUpdate,
+    PartitionStatusPublic,
+    QueryCreate,
+    QueryPublic,
+    QueryUpdate,
+)
+from streamjoin.api.services.compile import compile_query
+from streamjoin.query import parse_query
+from streamjoin.query.cql import format_cql
+from streamjoin.registry import (
+    Controls,
+    NotFoundError,
+    QueryRecord,
+    RegistryStore,
+    StatusRecord,
+    query_status,
+)
+
+__all__ = ["QueryService", "control_changes", "query_public"]
+
+_NULLABLE = frozenset({"memory_budget_bytes"})
+
+
+class QueryService:
+    """Queries over the registry; every write is validated first and then written in one step."""
+
+    def __init__(self, store: RegistryStore) -> None:
+        """Serve queries from `store`."""
+        self._store = store
+
+    async def create(self, body: QueryCreate) -> QueryPublic:
+        """Validate and register a query; raise `QueryError` (422) or `AlreadyExistsError` (409)."""
+        snapshot = await self._store.snapshot()
+        compiled = compile_query(body.query_json(), body.cql, snapshot.streams)
+        now = round(time.time(), 3)
+        record = QueryRecord(
+            name=body.name,
+            definition=compiled.definition,
+            cql=compiled.cql,
+            controls=Controls.from_definition(compiled.definition, paused=body.paused),
+            created_at=now,
+            updated_at=now,
+        )
+        version = await self._store.create_query(record, streams=compiled.streams)
+        return query_public(record, [], version)
+
+    async def replace(self, name: str, body: QueryUpdate) -> QueryPublic:
+        """Replace a query's definition; raise `NotFoundError`, `QueryError` or `ApiError`."""
+        if body.name is not None and body.name != name:
+            raise ApiError(
+                422, "invalid_query", f"the body names {body.name!r}, the path {name!r}", field="name"
+            )
+        snapshot = await self._store.snapshot()
+        old = snapshot.queries.get(name)
+        if old is None:
+            raise NotFoundError("query", name)
+        compiled = compile_query({**body.query_json(), "name": name}, body.cql, snapshot.streams)
+        draft = QueryRecord(name, compiled.definition, compiled.cql, old.controls, 0.0, round(time.time(), 3))
+        record, version = await self._store.replace_query(
+            draft, streams=compiled.streams, expected_revision=old.revision
+        )
+        return query_public(record, await self._store.read_status(name), version)
+
+    async def list(self) -> list[QueryPublic]:
+        """Return every query with its status, by name."""
+        snapshot = await self._store.snapshot()
+        return [
+            query_public(q, await self._store.read_status(q.name), snapshot.version)
+            for q in snapshot.queries.values()
+        ]
+
+    async def get(self, name: str) -> QueryPublic:
+        """Return one query with its status; raise `NotFoundError`."""
+        record = await self._record(name)
+        return query_public(record, await self._store.read_status(name), await self._store.version())
+
+    async def delete(self, name: str) -> None:
+        """Remove a query and its runtime keys; raise `NotFoundError`."""
+        await self._store.delete_query(name)
+
+    async def set_paused(self, name: str, paused: bool) -> QueryPublic:
+        """Pause or resume a query; raise `NotFoundError`."""
+        return await self.update_controls(name, ControlUpdate(paused=paused))
+
+    async def update_controls(self, name: str, body: ControlUpdate) -> QueryPublic:
+        """Validate and write control attributes; raise `NotFoundError`, `QueryError` or `ApiError`."""
+        record = await self._record(name)
+        changes = control_changes(body)
+        if not changes:
+            return query_public(record, await self._store.read_status(name), await self._store.version())
+        candidate = record.controls.with_changes(changes)
+        parse_query(_with_controls(record, candidate))  # the query must stay valid under the new controls
+        controls, version = await self._store.set_controls(name, changes, expected_revision=record.revision)
+        updated = QueryRecord(
+            record.name,
+            record.definition,
+            record.cql,
+            controls,
+            record.created_at,
+            record.updated_at,
+            record.revision,
+        )
+        return query_public(updated, await self._store.read_status(name), version)
+
+    async def _record(self, name: str) -> QueryRecord:
+        record = await self._store.get_query(name)
+        if record is None:
+            raise NotFoundError("query", name)
+        return record
+
+
+def control_changes(body: ControlUpdate) -> dict[str, Any]:
+    """Return the attributes a `ControlUpdate` sets, as JSON values; raise `ApiError` for a bad null."""
+    changes: dict[str, Any] = {}
+    for attribute in sorted(body.model_fields_set):
+        value = getattr(body, attribute)
+        if value is None and attribute not in _NULLABLE:
+            raise ApiError(422, "invalid_control", "must not be null", field=attribute)
+        if attribute in ("evaluation", "expiration"):
+            value = value.model_dump(exclude_none=True)
+        changes[attribute] = value
+    return changes
+
+
+def _with_controls(record: QueryRecord, controls: Controls) -> dict[str, Any]:
+    draft = QueryRecord(
+        record.name,
+        record.definition,
+        record.cql,
+        controls,
+        record.created_at,
+        record.updated_at,
+        record.revision,
+    )
+    return draft.effective_definition()
+
+
+def query_public(record: QueryRecord, statuses: Sequence[StatusRecord], version: int) -> QueryPublic:
+    """Return the public form of a query."""
+    controls = record.controls
+    try:
+        cql = record.cql if record.cql is not None else format_cql(record.definition)
+    except (KeyError, TypeError, ValueError):
+        cql = ""
+    return QueryPublic(
+        name=record.name,
+        status=query_status(controls, statuses),
+        source="cql" if record.cql is not None else "json",
+        cql=cql,
+        definition=dict(record.definition),
+        controls=ControlsPublic(
+            evaluation=dict(controls.evaluation),
+            expiration=dict(controls.expiration),
+            order=controls.order if controls.order == "auto" else list(controls.order),
+            paused=controls.paused,
+            memory_budget_bytes=controls.memory_budget_bytes,
+        ),
+        partitions=[
+            PartitionStatusPublic(
+                partition=s.partition, worker=s.worker, state=s.state, at=s.at, version=s.version
+            )
+            for s in statuses
+        ],
+        revision=record.revision,
+        created_at=record.created_at,
+        updated_at=record.updated_at,
+        registry_version=version,
+    )

@@ -1,0 +1,287 @@
+"""Streams, queries, controls and re-plan requests: what the control plane writes and joiners read."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from redis.asyncio.client import Pipeline
+
+from streamjoin.registry._base import StoreBase, Writes, as_fields, text, text_hash, texts
+from streamjoin.registry.errors import AlreadyExistsError, ConcurrentChangeError, InUseError, NotFoundError
+from streamjoin.registry.keys import RegistryKeys
+from streamjoin.registry.records import (
+    Controls,
+    QueryRecord,
+    RegistrySnapshot,
+    StreamRecord,
+)
+
+__all__ = ["CatalogOps"]
+
+
+class CatalogOps(StoreBase):
+    """Registry writes of the control plane; every one is one MULTI that also bumps the version."""
+
+    # ---- streams -------------------------------------------------------------------------------
+
+    async def create_stream(self, stream: StreamRecord) -> int:
+        """Register `stream`; return the new version. Raises `AlreadyExistsError`."""
+        k = self._keys
+
+        async def prepare(pipe: Pipeline) -> Writes:
+            if await pipe.hexists(k.streams, stream.name):
+                raise AlreadyExistsError("stream", stream.name)
+            return lambda p: p.hset(k.streams, stream.name, stream.to_json())
+
+        return int((await self._atomic([k.streams], prepare))[-1])
+
+    async def delete_stream(self, name: str) -> int:
+        """Remove a stream no query reads; return the new version. Raises `NotFoundError`, `InUseError`."""
+        k = self._keys
+
+        async def prepare(pipe: Pipeline) -> Writes:
+            if not await pipe.hexists(k.streams, name):
+                raise NotFoundError("stream", name)
+            queries = _queries(text_hash(await pipe.hgetall(k.queries)), {})
+            users = [q.name for q in queries.values() if name in q.streams]
+            if users:
+                raise InUseError("stream", name, users)
+            return lambda p: p.hdel(k.streams, name)
+
+        return int((await self._atomic([k.streams, k.queries], prepare))[-1])
+
+    async def get_stream(self, name: str) -> StreamRecord | None:
+        """Return the registered stream `name`, or None."""
+        raw = await self._redis.hget(self._keys.streams, name)
+        return StreamRecord.from_json(text(raw)) if raw is not None else None
+
+    async def list_streams(self) -> list[StreamRecord]:
+        """Return every registered stream, by name."""
+        raw = text_hash(await self._redis.hgetall(self._keys.streams))
+        return [StreamRecord.from_json(raw[n]) for n in sorted(raw)]
+
+    # ---- queries -------------------------------------------------------------------------------
+
+    async def create_query(self, query: QueryRecord, *, streams: Sequence[StreamRecord]) -> int:
+        """Register a validated query with its controls; return the new version.
+
+        Args:
+            query: the record to store (its `controls` become the control hash).
+            streams: the registered streams the query was validated against; if any of them changed
+                or disappeared since, nothing is written (`ConcurrentChangeError`, `NotFoundError`).
+
+        Raises `AlreadyExistsError` for a duplicate name. Leftover runtime keys of an earlier query of
+        the same name (plan, statistics, status, re-plan request) are removed in the same step.
+        """
+        k = self._keys
+
+        async def prepare(pipe: Pipeline) -> Writes:
+            if await pipe.hexists(k.queries, query.name):
+                raise AlreadyExistsError("query", query.name)
+            await _check_streams(pipe, k.streams, streams)
+            stale = await _runtime_keys(pipe, k, query.name)
+
+            def writes(p: Pipeline) -> None:
+                p.hset(k.queries, query.name, query.to_json())
+                p.delete(k.control(query.name), *stale)
+                p.hset(k.control(query.name), mapping=as_fields(query.controls.to_hash()))
+
+            return writes
+
+        return int((await self._atomic([k.queries, k.streams, k.stats_index(query.name)], prepare))[-1])
+
+    async def replace_query(
+        self, query: QueryRecord, *, streams: Sequence[StreamRecord], expected_revision: int | None = None
+    ) -> tuple[QueryRecord, int]:
+        """Replace a query's definition; return the stored record and the new version.
+
+        The revision is incremented and `created_at` kept; the controls restart from the new
+        definition but keep `paused` and `memory_budget_bytes`; plan, statistics, status and any
+        re-plan request are removed (joiners rebuild the query from scratch). Raises `NotFoundError`,
+        and `ConcurrentChangeError` if `expected_revision` is given and differs from the stored one.
+        """
+        k = self._keys
+        stored: list[QueryRecord] = []
+
+        async def prepare(pipe: Pipeline) -> Writes:
+            old = await _read_query(pipe, k, query.name)
+            if expected_revision is not None and old.revision != expected_revision:
+                raise ConcurrentChangeError(f"query {query.name!r} was changed concurrently; retry")
+            await _check_streams(pipe, k.streams, streams)
+            stale = await _runtime_keys(pipe, k, query.name)
+            controls = Controls.from_definition(query.definition, paused=old.controls.paused)
+            controls = controls.with_changes({"memory_budget_bytes": old.controls.memory_budget_bytes})
+            new = QueryRecord(
+                name=query.name,
+                definition=query.definition,
+                cql=query.cql,
+                controls=controls,
+                created_at=old.created_at,
+                updated_at=query.updated_at,
+                revision=old.revision + 1,
+            )
+            stored.append(new)
+
+            def writes(p: Pipeline) -> None:
+                p.hset(k.queries, query.name, new.to_json())
+                p.delete(k.control(query.name), *stale)
+                p.hset(k.control(query.name), mapping=as_fields(controls.to_hash()))
+
+            return writes
+
+        watch = [k.queries, k.streams, k.control(query.name), k.stats_index(query.name)]
+        version = int((await self._atomic(watch, prepare))[-1])
+        return stored[-1], version
+
+    async def delete_query(self, name: str) -> int:
+        """Remove a query, its controls, plan, statistics, status and re-plan request; return the version.
+
+        Joiners drop the query (and its `streamjoin:state:{query}:*`) when they see it gone.
+        Raises `NotFoundError`.
+        """
+        k = self._keys
+
+        async def prepare(pipe: Pipeline) -> Writes:
+            await _read_query(pipe, k, name)
+            stale = await _runtime_keys(pipe, k, name)
+
+            def writes(p: Pipeline) -> None:
+                p.hdel(k.queries, name)
+                p.delete(k.control(name), *stale)
+
+            return writes
+
+        return int((await self._atomic([k.queries, k.stats_index(name)], prepare))[-1])
+
+    async def get_query(self, name: str) -> QueryRecord | None:
+        """Return the registered query `name` with its controls, or None."""
+        async with self._redis.pipeline(transaction=True) as pipe:
+            pipe.hget(self._keys.queries, name)
+            pipe.hgetall(self._keys.control(name))
+            raw, controls = await pipe.execute()
+        if raw is None:
+            return None
+        return QueryRecord.from_json(name, text(raw), Controls.from_hash(text_hash(controls)))
+
+    async def list_queries(self) -> list[QueryRecord]:
+        """Return every registered query, by name."""
+        return list((await self.snapshot()).queries.values())
+
+    async def set_controls(
+        self, name: str, changes: Mapping[str, Any], *, expected_revision: int | None = None
+    ) -> tuple[Controls, int]:
+        """Write validated control attributes (name to JSON value); return the controls and the version.
+
+        Raises `NotFoundError`; `ConcurrentChangeError` if `expected_revision` (the revision the
+        changes were validated against) is no longer the stored one; `ValueError` for an attribute
+        that is not writable.
+        """
+        k = self._keys
+        result: list[Controls] = []
+
+        async def prepare(pipe: Pipeline) -> Writes:
+            old = await _read_query(pipe, k, name)
+            if expected_revision is not None and old.revision != expected_revision:
+                raise ConcurrentChangeError(f"query {name!r} was changed concurrently; retry")
+            new = old.controls.with_changes(changes)
+            result.append(new)
+            fields = {a: v for a, v in new.to_hash().items() if a in changes}
+            return lambda p: p.hset(k.control(name), mapping=as_fields(fields)) if fields else None
+
+        version = int((await self._atomic([k.queries, k.control(name)], prepare))[-1])
+        return result[-1], version
+
+    # ---- re-plan requests ------------------------------------------------------------------------
+
+    async def request_replan(self, name: str) -> str:
+        """Ask the joiners to re-plan query `name` now; return the request id. Raises `NotFoundError`."""
+        k = self._keys
+        request_id = uuid.uuid4().hex
+
+        async def prepare(pipe: Pipeline) -> Writes:
+            await _read_query(pipe, k, name)
+            return lambda p: p.set(k.replan(name), request_id)
+
+        await self._atomic([k.queries], prepare)
+        return request_id
+
+    async def pending_replan(self, name: str) -> str | None:
+        """Return the id of the re-plan request waiting for query `name`, or None."""
+        raw = await self._redis.get(self._keys.replan(name))
+        return text(raw) if raw is not None else None
+
+    async def clear_replan(self, name: str, request_id: str) -> bool:
+        """Delete the re-plan request if it is still `request_id` (joiner side); return whether it was."""
+        key = self._keys.replan(name)
+        cleared: list[bool] = []
+
+        async def prepare(pipe: Pipeline) -> Writes:
+            match = await pipe.get(key) in (request_id, request_id.encode())
+            cleared.append(match)
+            return lambda p: p.delete(key) if match else None
+
+        await self._atomic([key], prepare, bump=False)
+        return cleared[-1]
+
+    # ---- snapshot ------------------------------------------------------------------------------
+
+    async def snapshot(self) -> RegistrySnapshot:
+        """Return every stream and query with its controls, as of one version (read atomically)."""
+        k = self._keys
+
+        async def prepare(pipe: Pipeline) -> Writes:
+            names = sorted(texts(await pipe.hkeys(k.queries)))
+
+            def reads(p: Pipeline) -> None:
+                p.get(k.version)
+                p.hgetall(k.streams)
+                p.hgetall(k.queries)
+                for n in names:
+                    p.hgetall(k.control(n))
+
+            return reads
+
+        version, streams, queries, *controls = await self._atomic([k.queries], prepare, bump=False)
+        streams, queries = text_hash(streams), text_hash(queries)
+        names = sorted(queries)
+        if len(names) != len(controls):
+            raise ConcurrentChangeError("the query list changed during the snapshot")
+        return RegistrySnapshot(
+            version=int(text(version)) if version is not None else 0,
+            streams={n: StreamRecord.from_json(streams[n]) for n in sorted(streams)},
+            queries=_queries(queries, {n: text_hash(c) for n, c in zip(names, controls, strict=True)}),
+        )
+
+
+def _queries(raw: Mapping[str, str], controls: Mapping[str, Mapping[str, str]]) -> dict[str, QueryRecord]:
+    return {n: QueryRecord.from_json(n, raw[n], Controls.from_hash(controls.get(n, {}))) for n in sorted(raw)}
+
+
+async def _read_query(pipe: Pipeline, keys: RegistryKeys, name: str) -> QueryRecord:
+    raw = await pipe.hget(keys.queries, name)
+    if raw is None:
+        raise NotFoundError("query", name)
+    controls = Controls.from_hash(text_hash(await pipe.hgetall(keys.control(name))))
+    return QueryRecord.from_json(name, text(raw), controls)
+
+
+async def _check_streams(pipe: Pipeline, key: str, streams: Sequence[StreamRecord]) -> None:
+    for stream in streams:
+        raw = await pipe.hget(key, stream.name)
+        if raw is None:
+            raise NotFoundError("stream", stream.name)
+        if StreamRecord.from_json(text(raw)) != stream:
+            raise ConcurrentChangeError(f"stream {stream.name!r} changed while the query was validated")
+
+
+async def _runtime_keys(pipe: Pipeline, keys: RegistryKeys, name: str) -> list[str]:
+    partitions = texts(await pipe.smembers(keys.stats_index(name)))
+    return [
+        keys.replan(name),
+        keys.plan(name),
+        keys.status(name),
+        keys.stats_index(name),
+        *(keys.stats(name, int(p)) for p in partitions),
+    ]

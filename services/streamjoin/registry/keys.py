@@ -1,0 +1,76 @@
+"""The Redis key layout of the registry (docs/registry.md), in one place.
+
+>>> keys = RegistryKeys()
+>>> keys.stats("flows", 3)
+'streamjoin:stats:flows:3'
+>>> keys.control("flows")
+'streamjoin:control:flows'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["DEFAULT_PREFIX", "RegistryKeys"]
+
+DEFAULT_PREFIX = "streamjoin:"
+
+
+@dataclass(frozen=True, slots=True)
+class RegistryKeys:
+    """Build every registry key from one prefix (tests use a unique prefix per test)."""
+
+    prefix: str = DEFAULT_PREFIX
+
+    @property
+    def streams(self) -> str:
+        """Return the hash of registered streams, name to JSON."""
+        return f"{self.prefix}streams"
+
+    @property
+    def queries(self) -> str:
+        """Return the hash of registered queries, name to JSON."""
+        return f"{self.prefix}queries"
+
+    @property
+    def version(self) -> str:
+        """Return the registry version counter."""
+        return f"{self.prefix}version"
+
+    @property
+    def changes(self) -> str:
+        """Return the pub/sub channel announcing a new version."""
+        return f"{self.prefix}changes"
+
+    @property
+    def workers(self) -> str:
+        """Return the sorted set of worker ids scored by heartbeat expiry (unix ms)."""
+        return f"{self.prefix}workers"
+
+    def control(self, query: str) -> str:
+        """Return the hash of a query's writable Control-Table attributes."""
+        return f"{self.prefix}control:{query}"
+
+    def replan(self, query: str) -> str:
+        """Return the string holding a pending re-plan request id."""
+        return f"{self.prefix}replan:{query}"
+
+    def plan(self, query: str) -> str:
+        """Return the hash of the plan a joiner chose for a query."""
+        return f"{self.prefix}plan:{query}"
+
+    def stats(self, query: str, partition: int) -> str:
+        """Return the hash of one partition's statistics of a query."""
+        return f"{self.prefix}stats:{query}:{partition}"
+
+    def stats_index(self, query: str) -> str:
+        """Return the set of partitions that have published statistics for a query."""
+        return f"{self.prefix}stats:{query}"
+
+    def status(self, query: str) -> str:
+        """Return the hash partition to status of a query."""
+        return f"{self.prefix}status:{query}"
+
+    def worker(self, worker: str) -> str:
+        """Return a worker's heartbeat string (with a TTL)."""
+        return f"{self.prefix}workers:{worker}"

@@ -1,0 +1,102 @@
+"""`RegistryStore`: the one client of the registry in Redis (docs/registry.md).
+
+The control plane registers streams and queries and writes controls; joiners watch for changes and
+publish plans, statistics, status and heartbeats. Every registry change is validated by the caller,
+checked again under WATCH, and written in one MULTI that also increments `streamjoin:version`; the
+new version is then published on `streamjoin:changes`. A refused write changes nothing.
+
+Usage (a joiner)::
+
+    async with RegistryStore(settings.redis_url) as registry:
+        async for version in registry.watch():
+            snapshot = await registry.snapshot()
+            ...  # start, reconfigure or stop queries to match snapshot.queries
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator
+from types import TracebackType
+
+from redis.asyncio import Redis
+
+from streamjoin.registry.catalog import CatalogOps
+from streamjoin.registry.keys import DEFAULT_PREFIX, RegistryKeys
+from streamjoin.registry.runtime import RuntimeOps
+
+__all__ = ["RegistryStore"]
+
+_log = logging.getLogger(__name__)
+
+
+class RegistryStore(CatalogOps, RuntimeOps):
+    """Read and write the registry over `redis.asyncio`; see the module docstring."""
+
+    def __init__(self, url: str, *, prefix: str = DEFAULT_PREFIX, timeout_ms: int = 5_000) -> None:
+        """Create the client for `url` (nothing connects until the first command).
+
+        Args:
+            url: the Redis URL (`STREAMJOIN_REDIS_URL`).
+            prefix: the key prefix; tests use a unique one per test to share one Redis.
+            timeout_ms: socket connect and read timeout.
+        """
+        client = Redis.from_url(
+            url,
+            decode_responses=True,
+            socket_timeout=timeout_ms / 1000,
+            socket_connect_timeout=timeout_ms / 1000,
+            health_check_interval=30,
+        )
+        super().__init__(client, RegistryKeys(prefix))
+        self.url = url
+
+    @property
+    def keys(self) -> RegistryKeys:
+        """Return the key layout in use."""
+        return self._keys
+
+    async def __aenter__(self) -> RegistryStore:
+        """Return the store; the connection pool opens lazily."""
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        """Close the client."""
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the client and its connection pool."""
+        await self._redis.aclose()
+
+    async def ping(self) -> bool:
+        """Return whether Redis answers."""
+        return bool(await self._redis.ping())
+
+    async def watch(self, *, poll_interval_ms: int = 1_000) -> AsyncIterator[int]:
+        """Yield the current version at once, then each newer version as it appears.
+
+        Changes arrive by pub/sub on `streamjoin:changes`; the version is also polled every
+        `poll_interval_ms`, so a lost message (or a Redis restart) only delays. Several changes in
+        quick succession may be reported once, with the latest version.
+        """
+        last = await self.version()
+        yield last
+        pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
+        try:
+            await pubsub.subscribe(self._keys.changes)
+            while True:
+                deadline = time.monotonic() + poll_interval_ms / 1000
+                while (left := deadline - time.monotonic()) > 0:
+                    if await pubsub.get_message(timeout=left) is not None:
+                        break
+                current = await self.version()
+                if current != last:
+                    last = current
+                    yield current
+        finally:
+            with contextlib.suppress(Exception):
+                await pubsub.aclose()  # type: ignore[no-untyped-call]  # unannotated in redis-py

@@ -1,0 +1,70 @@
+"""Bearer-token authorisation: every write needs the token; reads only when configured; prod needs one."""
+
+from __future__ import annotations
+
+import pytest
+
+from streamjoin.api import ConfigurationError, create_app, load_api_settings
+
+from .conftest import StartApi
+from .server import ApiServer
+
+WRITES = [
+    ("POST", "/v1/streams", {"name": "s", "topic": "t"}),
+    ("DELETE", "/v1/streams/a", None),
+    ("POST", "/v1/queries", {"name": "q", "cql": "SELECT * FROM a [RANGE 1], c [RANGE 1] WHERE a.k = c.k",
+                             "output": {"topic": "o"}}),
+    ("PUT", "/v1/queries/q", {"cql": "SELECT * FROM a [RANGE 1], c [RANGE 1] WHERE a.k = c.k",
+                              "output": {"topic": "o"}}),
+    ("DELETE", "/v1/queries/q", None),
+    ("POST", "/v1/queries/q/pause", None),
+    ("POST", "/v1/queries/q/resume", None),
+    ("POST", "/v1/queries/q/replan", None),
+    ("PATCH", "/v1/control/queries/q", {"paused": True}),
+]  # fmt: skip
+READS = ["/v1/streams", "/v1/streams/a", "/v1/queries", "/v1/control", "/v1/control/topics", "/metrics"]
+
+
+@pytest.mark.parametrize(("method", "path", "body"), WRITES)
+def test_every_write_needs_the_token(streams: ApiServer, method: str, path: str, body: object) -> None:
+    api = streams
+    before = api.dump()
+    missing = api.anon.request(method, path, json=body)
+    assert missing.status_code == 401, missing.text
+    assert missing.headers["www-authenticate"] == "Bearer"
+    wrong = api.anon.request(method, path, json=body, headers={"Authorization": "Bearer nope"})
+    assert wrong.status_code == 403, wrong.text
+    basic = api.anon.request(method, path, json=body, headers={"Authorization": "Basic dXNlcjpwdw=="})
+    assert basic.status_code == 401
+    assert api.dump() == before
+
+
+def test_reads_are_open_by_default(streams: ApiServer) -> None:
+    for path in READS:
+        assert streams.anon.get(path).status_code == 200, path
+
+
+def test_reads_can_require_the_token(start_api: StartApi) -> None:
+    with start_api(api_read_token_required=True) as api:
+        for path in READS:
+            assert api.anon.get(path).status_code == 401, path
+            assert api.client.get(path).status_code in (200, 404), path  # past the token check
+        assert api.anon.get("/healthz").status_code == 200
+        assert api.anon.get("/readyz").status_code == 200
+
+
+def test_without_a_token_writes_are_open_in_development(start_api: StartApi) -> None:
+    with start_api(api_token=None) as api:
+        assert api.anon.post("/v1/streams", json={"name": "s", "topic": "t"}).status_code == 201
+
+
+def test_production_refuses_to_start_without_a_token() -> None:
+    with pytest.raises(ConfigurationError, match="STREAMJOIN_API_TOKEN"):
+        create_app(load_api_settings(production=True))
+    with pytest.raises(ConfigurationError, match="STREAMJOIN_API_TOKEN"):
+        create_app(load_api_settings(api_read_token_required=True))
+    create_app(load_api_settings(production=True, api_token="secret"))  # fine with one
+
+
+def test_binds_loopback_by_default() -> None:
+    assert load_api_settings().api_host == "127.0.0.1"

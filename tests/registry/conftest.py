@@ -1,0 +1,23 @@
+"""Fixtures for the registry tests: a `RegistryStore` on the embedded Redis, with a fresh key prefix."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+
+import pytest
+
+from streamjoin.registry import RegistryStore
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """Run the async tests on asyncio (what Faust and uvicorn use)."""
+    return "asyncio"
+
+
+@pytest.fixture
+async def registry(redis_server: str) -> AsyncIterator[RegistryStore]:
+    """Yield a store whose keys live under a prefix no other test uses."""
+    async with RegistryStore(redis_server, prefix=f"test-{uuid.uuid4().hex[:10]}:streamjoin:") as store:
+        yield store
