@@ -120,7 +120,7 @@ def test_sigterm_to_pytest_still_stops_the_stack(tmp_path: Path) -> None:
 def test_dev_up_exit_after_check(tmp_path: Path) -> None:
     marker = uuid.uuid4().hex
     done = subprocess.run(
-        [str(STREAMJOIN), "dev", "up", "--exit-after-check"],
+        [str(STREAMJOIN), "dev", "up", "--exit-after-check", "--no-demo"],
         env=_marked_env(marker, COLUMNS="200"),
         cwd=tmp_path,
         capture_output=True,

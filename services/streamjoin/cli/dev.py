@@ -55,6 +55,13 @@ def up(
         Path | None,
         typer.Option("--topics-file", envvar="STREAMJOIN_TOPICS_FILE", help="The topic declaration."),
     ] = None,
+    demo: Annotated[
+        bool,
+        typer.Option(
+            "--demo/--no-demo",
+            help="Also start the control plane and a joiner, register a demo query, feed it, show results.",
+        ),
+    ] = True,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log debug details.")] = False,
 ) -> None:
     """Start the embedded stack, check it end to end, show where it runs; stop on Ctrl-C."""
@@ -78,7 +85,7 @@ def up(
                 f"and Redis in {stack.redis.ready_ms} ms"
             )
             context = DevContext(stack, catalog)
-            for step in default_steps():
+            for step in default_steps(demo=demo):
                 with console.status(f"{step.title}…"):
                     outcome = step.run(context)
                 console.print(f"[green]✓[/] {step.title}: {outcome}")

@@ -91,12 +91,18 @@ class RedisRoundTripStep:
         return f"SET, GET and DEL in {trip.latency_ms} ms"
 
 
-def default_steps() -> Sequence[DevStep]:
-    """Return the steps of `streamjoin dev up`, in order."""
+def default_steps(*, demo: bool = True) -> Sequence[DevStep]:
+    """Return the steps of `streamjoin dev up`, in order (`demo=False`: the checks only)."""
+    checks: tuple[DevStep, ...] = (CreateTopicsStep(), BrokerRoundTripStep(), RedisRoundTripStep())
+    if not demo:
+        return checks
+    from streamjoin.dev import demo as d  # the demo needs the joiner and the control plane
+
     return (
-        CreateTopicsStep(),
-        BrokerRoundTripStep(),
-        RedisRoundTripStep(),
-        # Later issues: StartJoinerStep(), StartControlPlaneStep(), RegisterDemoQueryStep(),
-        # ProduceDemoWorkloadStep(), ShowResultsStep().
+        *checks,
+        d.StartControlPlaneStep(),
+        d.StartJoinerStep(),
+        d.RegisterDemoQueryStep(),
+        d.ProduceDemoWorkloadStep(),
+        d.ShowResultsStep(),
     )
