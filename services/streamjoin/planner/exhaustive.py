@@ -1,0 +1,186 @@
+"""Exhaustive search: the model's true optimum, the reference the heuristics are measured against.
+
+Depth-first over order prefixes with branch and bound: a prefix's cost so far only grows as
+windows are added, so a prefix already dearer than the best complete order is cut. Global orders
+(eager, LAZY) search n! orders; local orders (GENERAL LAZY, joins on different attributes) are
+optimised per origin, since the cost is a sum over origins: n times n! in all.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+
+from streamjoin.planner.cost import CostModel, LoopState
+
+__all__ = [
+    "MAX_EXHAUSTIVE",
+    "all_global_costs",
+    "names_of",
+    "optimal_global",
+    "optimal_local",
+    "optimal_locals",
+]
+
+MAX_EXHAUSTIVE = 8
+_EPS = 1e-9
+
+
+def _check_size(model: CostModel, limit: int) -> None:
+    if len(model.names) > limit:
+        raise ValueError(f"exhaustive search is limited to {limit} streams, got {len(model.names)}")
+
+
+def optimal_global(
+    model: CostModel, *, upper: float | None = None, limit: int = MAX_EXHAUSTIVE
+) -> tuple[tuple[int, ...], float]:
+    """Return the cheapest global order (first in lexicographic order among ties) and its cost.
+
+    `upper`, the cost of any known order (e.g. the heuristic's), only speeds the search up.
+    """
+    _check_size(model, limit)
+    params = _scalar(model)
+    if params is not None:
+        return _optimal_global_scalar(model, params, upper)
+    n = len(model.names)
+    weights = [model.weight(i) for i in range(n)]
+    best: list[tuple[tuple[int, ...], float]] = []
+    bound = [float("inf") if upper is None else upper * (1 + _EPS)]
+
+    def visit(prefix: tuple[int, ...], states: list[LoopState], used: int) -> None:
+        total = sum(w * s.cost for w, s in zip(weights, states, strict=True))
+        if total > bound[0]:
+            return
+        if len(prefix) == n:
+            if not best or total < best[0][1] * (1 - _EPS):
+                best[:] = [(prefix, total)]
+                bound[0] = total * (1 + _EPS)
+            return
+        for j in range(n):
+            if not used >> j & 1:
+                nxt = [s if i == j else model.extend(s, j, i) for i, s in enumerate(states)]
+                visit((*prefix, j), nxt, used | 1 << j)
+
+    visit((), [model.start(i, i) for i in range(n)], 0)
+    if not best:  # `upper` was below every order: search again without it
+        return optimal_global(model, limit=limit)
+    order, _ = best[0]
+    return order, model.order_cost(order)
+
+
+def _scalar(model: CostModel) -> tuple[list[float], list[float], list[float]] | None:
+    """Return (sizes, buckets, distinct) when one class holds every stream and nothing is observed."""
+    if len(model.distinct[0]) != 1 or model.observed:
+        return None
+    vs = [row[0] for row in model.distinct]
+    if any(v is None for v in vs):
+        return None
+    return list(model.sizes), [b[0] for b in model.buckets], [float(v or 0.0) for v in vs]
+
+
+def _optimal_global_scalar(
+    model: CostModel, params: tuple[list[float], list[float], list[float]], upper: float | None
+) -> tuple[tuple[int, ...], float]:
+    """Search global orders with plain float arithmetic: one common attribute, the hot case."""
+    sizes, buckets, vs = params
+    n = len(model.names)
+    weights = [model.weight(i) for i in range(n)]
+    order: list[int] = []
+    best_order: list[tuple[int, ...]] = []
+    bound = [float("inf") if upper is None else upper * (1 + _EPS)]
+    best_cost = [float("inf")]
+
+    def visit(ns: list[float], cs: list[float], vr: list[float], used: int) -> None:
+        if len(order) == n:
+            total = sum(w * c for w, c in zip(weights, cs, strict=True))
+            if not best_order or total < best_cost[0] * (1 - _EPS):
+                best_order[:] = [tuple(order)]
+                best_cost[0] = total
+                bound[0] = min(bound[0], total * (1 + _EPS))
+            return
+        for j in range(n):
+            if used >> j & 1:
+                continue
+            sj, bj, vj = sizes[j], buckets[j], vs[j]
+            ns2, cs2, vr2 = ns[:], cs[:], vr[:]
+            total = 0.0
+            for i in range(n):
+                if i != j:
+                    ni, vi = ns[i], vr[i]
+                    cs2[i] = cs[i] + ni * sj / bj
+                    ns2[i] = ni * sj / (vi if vi > vj else vj)
+                    vr2[i] = vi if vi < vj else vj
+                total += weights[i] * cs2[i]
+            if total <= bound[0]:
+                order.append(j)
+                visit(ns2, cs2, vr2, used | 1 << j)
+                order.pop()
+
+    starts = [model.start(i, i) for i in range(n)]
+    visit([s.results for s in starts], [0.0] * n, list(vs), 0)
+    if not best_order:
+        return _optimal_global_scalar(model, params, None)
+    return best_order[0], model.order_cost(best_order[0])
+
+
+def optimal_local(
+    model: CostModel,
+    origin: int,
+    *,
+    connected: bool = True,
+    upper: float | None = None,
+    limit: int = MAX_EXHAUSTIVE,
+) -> tuple[tuple[int, ...], float]:
+    """Return the cheapest local order for `origin`'s new records and its cost per time unit.
+
+    Under eager evaluation the origin comes first; under lazy evaluation it may sit anywhere.
+    With `connected`, a window is added only once an equality joins it to a placed one (where the
+    join graph allows: if nothing remaining is joined, anything may follow). `upper`, the cost of
+    any known valid local order, only speeds the search up.
+    """
+    _check_size(model, limit)
+    n = len(model.names)
+    weight = model.weight(origin)
+    best: list[tuple[tuple[int, ...], float]] = []
+    bound = [float("inf") if upper is None else upper * (1 + _EPS)]
+
+    def visit(prefix: tuple[int, ...], state: LoopState) -> None:
+        total = weight * state.cost
+        if total > bound[0]:
+            return
+        if len(prefix) == n:
+            if not best or total < best[0][1] * (1 - _EPS):
+                best[:] = [(prefix, total)]
+                bound[0] = total * (1 + _EPS)
+            return
+        rest = [j for j in range(n) if not state.placed >> j & 1]
+        if connected:
+            rest = [j for j in rest if model.linked(state.placed, j)] or rest
+        for j in rest:
+            visit((*prefix, j), model.extend(state, j, origin))
+
+    firsts = range(n) if model.lazy else [origin]
+    for first in firsts:
+        visit((first,), model.start(origin, first))
+    if not best:  # `upper` was below every order searched: search again without it
+        return optimal_local(model, origin, connected=connected, limit=limit)
+    order, _ = best[0]
+    return order, model.origin_cost(origin, order)
+
+
+def all_global_costs(model: CostModel, *, limit: int = MAX_EXHAUSTIVE) -> list[tuple[tuple[int, ...], float]]:
+    """Return every global order with its cost, cheapest first (ties in lexicographic order)."""
+    _check_size(model, limit)
+    costs = [(p, model.order_cost(p)) for p in itertools.permutations(range(len(model.names)))]
+    costs.sort(key=lambda t: t[1])
+    return costs
+
+
+def optimal_locals(model: CostModel, *, connected: bool = True) -> dict[int, tuple[int, ...]]:
+    """Return the cheapest local order of every origin."""
+    return {i: optimal_local(model, i, connected=connected)[0] for i in range(len(model.names))}
+
+
+def names_of(model: CostModel, order: Sequence[int]) -> tuple[str, ...]:
+    """Return the stream names of the stream numbers `order`."""
+    return tuple(model.names[j] for j in order)
