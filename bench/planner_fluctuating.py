@@ -108,8 +108,9 @@ class Run:
         return self.records[part] / self.seconds[part]
 
 
-def run(label: str, query: QueryDef, plan: JoinPlan, data: list[Arrival], fill: int, split: int,
-        *, auto: bool) -> Run:
+def run(
+    label: str, query: QueryDef, plan: JoinPlan, data: list[Arrival], fill: int, split: int, *, auto: bool
+) -> Run:
     """Process the timed arrivals with `plan`, re-planning between chunks when `auto`."""
     engine = MultiJoin(query, plan)
     collector = StatsCollector(query)
@@ -144,9 +145,7 @@ def run(label: str, query: QueryDef, plan: JoinPlan, data: list[Arrival], fill: 
     t0 = clock()
     results += len(engine.finish())
     seconds[1] += clock() - t0
-    return Run(
-        label, seconds, records, results, replanner.changes if auto else 0, replanner.replans, plans
-    )
+    return Run(label, seconds, records, results, replanner.changes if auto else 0, replanner.replans, plans)
 
 
 def main() -> None:
@@ -195,8 +194,10 @@ def main() -> None:
             f"{r.label:<24}{r.rate(0):>13.0f}{r.rate(1):>13.0f}{r.rate():>14.0f}{r.changes:>9}{r.replans:>9}"
         )
     print("auto's plans:", " -> ".join(runs[1].plans))
-    print(f"auto / static overall: {runs[1].rate() / runs[0].rate():.2f}x; second half: "
-          f"{runs[1].rate(1) / runs[0].rate(1):.2f}x")
+    print(
+        f"auto / static overall: {runs[1].rate() / runs[0].rate():.2f}x; second half: "
+        f"{runs[1].rate(1) / runs[0].rate(1):.2f}x"
+    )
     if len({r.results for r in runs}) != 1:
         print("WARNING: the runs produced different result counts:", [r.results for r in runs])
     else:

@@ -134,6 +134,7 @@ def result_order(model: CostModel) -> Order:
 
 def match_order(model: CostModel, origin: int | None = None) -> Order:
     """Return H2: windows by ascending expected matches per probe `W / (b v)`, kept connected."""
+
     def per_probe(j: int) -> tuple[float, int]:
         return (_scan_size(model, j, origin) / _distinct(model, j), j)
 

@@ -132,8 +132,11 @@ class Replanner:
         moved = self.moved(rates)
         if not moved and not self._requested:
             return None
-        why = "requested" if self._requested else "rate moved: " + ", ".join(
-            f"{s} {self._rates.get(s, 0.0):.4g} -> {rates[s]:.4g}" for s in moved
+        why = (
+            "requested"
+            if self._requested
+            else "rate moved: "
+            + ", ".join(f"{s} {self._rates.get(s, 0.0):.4g} -> {rates[s]:.4g}" for s in moved)
         )
         self._requested = False
         self._replans += 1
