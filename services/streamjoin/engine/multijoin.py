@@ -1,10 +1,10 @@
 """`MultiJoin`: the n-way sliding-window join operator of one query (Golab & Özsu, sections 3-4).
 
 Contract (what happens when):
-- `add` (a record arrives): the record is checked against the watermark (late records are counted
-  and not joined), filtered, and put in a reorder buffer. Nothing is joined yet.
-- `advance` (a timer, or after a batch of records): the watermark is recomputed and every buffered
-  record it passed is *released* in timestamp order. Released records enter their windows and, under
+- `add` (a record arrives): the record is checked against the watermark as it stands (late records
+  are counted and not joined), filtered, and put in a reorder buffer. Nothing is joined yet.
+- `advance` (a timer, or after a batch of records): every buffered record the watermark passed is
+  *released* in timestamp order. Released records enter their windows and, under
   eager evaluation, are joined at once; under lazy evaluation they are joined as one batch each time
   the watermark crosses a multiple of tau. Expiration is eager (before every probe) or lazy (every tau).
 - `finish` (end of input): everything buffered is released and joined.
@@ -130,7 +130,8 @@ class MultiJoin:
         self._pending: list[tuple[float, int, Entry]] = []
         self._arrival = count()
         self._next_seq = 1
-        self.watermark = _NEG_INF
+        self.watermark = _NEG_INF  # semantics.md section 1; kept current by `add`
+        self._lowest_max: float | None = None  # the smallest newest-timestamp among active partitions
         self._last_released_ts = _NEG_INF
         self._batch: list[Entry] = []
         self._eval_epoch: float | None = None
@@ -179,6 +180,7 @@ class MultiJoin:
         i = self._index[stream]
         for p in partitions:
             self._max_ts.setdefault((i, p), None)
+        self._update_watermark()
 
     def set_idle(self, stream: str, partition: int, idle: bool = True) -> None:
         """Mark a partition idle (it stops holding the watermark back) or active again."""
@@ -187,6 +189,7 @@ class MultiJoin:
             self._idle.add(key)
         else:
             self._idle.discard(key)
+        self._update_watermark()
 
     def add(
         self,
@@ -206,15 +209,20 @@ class MultiJoin:
             stats.first_ts = ts
         if stats.last_ts is None or ts > stats.last_ts:
             stats.last_ts = ts
-        key = (i, partition)
-        if self._idle:
-            self._idle.discard(key)
-        seen = self._max_ts.get(key)
-        if seen is None or ts > seen:
-            self._max_ts[key] = ts
-        if ts < self.watermark:
+        if ts < self.watermark:  # the watermark before this record: late means below it on arrival
             stats.late += 1
             return False
+        key = (i, partition)
+        seen = self._max_ts.get(key, _NEG_INF)
+        if seen is None or ts > seen:
+            self._max_ts[key] = ts
+            # Only the partition(s) holding the watermark back can move it.
+            if seen is None or self._lowest_max is None or seen <= self._lowest_max or key in self._idle:
+                self._idle.discard(key)
+                self._update_watermark()
+        elif key in self._idle:
+            self._idle.discard(key)
+            self._update_watermark()
         entry = Entry(i, partition, offset, ts, record, size)
         passes = self._filters[stream]
         if passes is not None and not passes(record):
@@ -233,23 +241,23 @@ class MultiJoin:
 
     # -- time -------------------------------------------------------------------------------
 
-    def _compute_watermark(self) -> float:
+    def _update_watermark(self) -> None:
+        """Recompute the watermark from the newest timestamp of every active partition."""
         active = [ts for key, ts in self._max_ts.items() if key not in self._idle]
         if not active:  # every partition idle: the newest data seen is all there is
             active = [ts for ts in self._max_ts.values() if ts is not None]
-        if not active:
-            return self.watermark
-        lowest = None
+        lowest: float | None = None
         for ts in active:
             if ts is None:  # a partition that has not seen a record holds the watermark back
-                return self.watermark
+                self._lowest_max = None
+                return
             lowest = ts if lowest is None or ts < lowest else lowest
-        assert lowest is not None
-        return max(self.watermark, lowest - self.query.lateness)
+        self._lowest_max = lowest
+        if lowest is not None:
+            self.watermark = max(self.watermark, lowest - self.query.lateness)
 
     def advance(self) -> list[Result]:
         """Release what the watermark allows, join it, and return the new results."""
-        self.watermark = self._compute_watermark()
         return self._release(self.watermark, final=False)
 
     def finish(self) -> list[Result]:
@@ -462,6 +470,7 @@ class MultiJoin:
         for i, p, ts in scalars["max_ts"]:
             self._max_ts[(int(i), int(p))] = ts
         self._idle = {(int(i), int(p)) for i, p in scalars["idle"]}
+        self._update_watermark()
         self.plan_changes = int(scalars.get("plan_changes", 0))
         if self._lazy_eval:
             self._batch = [e for e in released if e.seq > self._last_joined_seq]
