@@ -9,8 +9,9 @@ REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="$REPO_ROOT/.venv"
 
 # Debian packages the embedded stack needs, as "package:command" (the command tells if it is there).
-# prometheus: tests/api/test_prometheus.py scrapes the control plane with a real one.
-APT_PACKAGES=("redis-server:redis-server" "prometheus:prometheus")
+# prometheus: tests/api and tests/deploy scrape the services with a real one; it also brings promtool.
+# openjdk-17-jre-headless: PySpark's local mode (the back-fill tests).
+APT_PACKAGES=("redis-server:redis-server" "prometheus:prometheus" "prometheus:promtool" "openjdk-17-jre-headless:java")
 
 if [[ -t 1 ]]; then _BOLD=$'\e[1m'; _RED=$'\e[31m'; _GREEN=$'\e[32m'; _RESET=$'\e[0m'; else _BOLD=; _RED=; _GREEN=; _RESET=; fi
 

@@ -1,0 +1,334 @@
+"""End-to-end joiner benchmark: throughput and latency through the embedded broker and Redis.
+
+A 3-way equi-join (a.k = b.k = c.k, range windows of 1 s) where each key gets two records per stream
+within a millisecond, so 6 input records make 8 results (about 1.3 per input record).
+
+1. Throughput: N records are produced into the inputs first; the query is registered with
+   `start: "earliest"` and the workers process the backlog as fast as they can: input records/s =
+   N / (time from "running" until the last result is in the output topic).
+2. Latency: a fresh query at `latest`; records are produced at a fixed rate (default: half the
+   measured throughput) with `ts` = produce time (ms); a consumer reads the results and records
+   receive time - `ts` (the youngest component's produce time): p50 / p99.
+
+    python bench/joiner_throughput.py --records 300000 --workers 1
+    python bench/joiner_throughput.py --records 300000 --workers 2
+
+Every process it starts (broker, Redis, workers) is stopped at the end, also on failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import signal
+import statistics
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from aiokafka import AIOKafkaConsumer, TopicPartition
+from confluent_kafka import Producer
+
+from streamjoin.dev.process import ManagedProcess
+from streamjoin.dev.stack import EmbeddedStack
+from streamjoin.joiner.kafka_io import end_offsets
+from streamjoin.registry import Controls, QueryRecord, RegistryStore, StreamRecord
+from streamjoin.topics import TopicSpec, create_topics
+
+PARTITIONS = 4
+STREAMS = "abc"
+
+
+def query_json(name: str, topics: dict[str, str], output: str, start: str) -> dict[str, Any]:
+    """Return the benchmark query."""
+    return {
+        "name": name,
+        "inputs": [
+            {"stream": s, "topic": topics[s], "timestamp": "ts", "window": {"range": 1000}} for s in STREAMS
+        ],
+        "where": [["a.k", "=", "b.k"], ["b.k", "=", "c.k"]],
+        "output": {"topic": output},
+        "start": start,
+    }
+
+
+def record(i: int, ts: int) -> tuple[str, int, bytes]:
+    """Return (stream, partition, value) of record i: key i // 6, streams a b c a b c."""
+    k = i // 6
+    return (
+        STREAMS[i % 3],
+        k % PARTITIONS,
+        b'{"ts":%d,"k":%d,"pad":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}' % (ts, k),
+    )
+
+
+def flush_records(p: Producer, topics: dict[str, str], ts: int) -> None:
+    """Produce one far-future record per stream and partition (keys joining nothing): moves every
+    partition's watermark past the records before it."""
+    for j, stream in enumerate(STREAMS):
+        for part in range(PARTITIONS):
+            k = 10**9 + (j + 1) * 100 * PARTITIONS + part
+            p.produce(topics[stream], b'{"ts":%d,"k":%d}' % (ts, k), partition=part)
+
+
+def producer(bootstrap: str) -> Producer:
+    """Return a fast idempotent producer."""
+    return Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "enable.idempotence": True,
+            "linger.ms": 5,
+            "batch.size": 1 << 20,
+            "queue.buffering.max.messages": 2_000_000,
+        }
+    )
+
+
+def preload(bootstrap: str, topics: dict[str, str], n: int) -> None:
+    """Produce n records (10 per ms of event time) as fast as possible."""
+    p = producer(bootstrap)
+    for i in range(n):
+        stream, part, value = record(i, i // 10)
+        while True:
+            try:
+                p.produce(topics[stream], value, partition=part)
+                break
+            except BufferError:
+                p.poll(0.01)
+    flush_records(p, topics, n + 10**9)
+    p.flush(120)
+
+
+async def register(redis_url: str, prefix: str, q: dict[str, Any]) -> None:
+    """Register streams and query."""
+    async with RegistryStore(redis_url, prefix=prefix) as reg:
+        streams = [StreamRecord(name=i["stream"], topic=i["topic"], timestamp="ts") for i in q["inputs"]]
+        for s in streams:
+            if await reg.get_stream(s.name) is None:
+                await reg.create_stream(s)
+        now = time.time()
+        await reg.create_query(
+            QueryRecord(q["name"], q, None, Controls.from_definition(q), now, now), streams=streams
+        )
+
+
+async def wait_running(redis_url: str, prefix: str, name: str, timeout_s: float = 120) -> float:
+    """Wait until every partition runs; return the time."""
+    deadline = time.monotonic() + timeout_s
+    async with RegistryStore(redis_url, prefix=prefix) as reg:
+        while time.monotonic() < deadline:
+            if len([s for s in await reg.read_status(name) if s.state == "running"]) >= PARTITIONS:
+                return time.monotonic()
+            await asyncio.sleep(0.05)
+    raise TimeoutError("query not running")
+
+
+async def output_count(consumer: AIOKafkaConsumer, topic: str) -> int:
+    """Return the number of records in the output topic (the embedded broker's ListOffsets lags)."""
+    tps = [TopicPartition(topic, p) for p in range(PARTITIONS)]
+    return int(sum((await end_offsets(consumer, tps)).values()))
+
+
+def expected_results(n: int) -> int:
+    """Return the results of the first n records (8 per complete key)."""
+    return 8 * (n // 6)
+
+
+async def throughput(stack: EmbeddedStack, workdir: Path, workers: int, n: int) -> dict[str, float]:
+    """Measure the maximum sustained input rate; return the figures."""
+    u = uuid.uuid4().hex[:6]
+    topics = {s: f"bench.{s}.{u}" for s in STREAMS}
+    output = f"bench.out.{u}"
+    create_topics(stack.bootstrap, [TopicSpec(t, "internal", PARTITIONS) for t in [*topics.values(), output]])
+    t0 = time.monotonic()
+    await asyncio.to_thread(preload, stack.bootstrap, topics, n)
+    produce_rate = n / (time.monotonic() - t0)
+    prefix = f"bench{u}:"
+    procs = start_workers(stack, workdir, workers, prefix, f"bench-{u}")
+    try:
+        await register(stack.redis_url, prefix, query_json(f"tp{u}", topics, output, "earliest"))
+        started = await wait_running(stack.redis_url, prefix, f"tp{u}")
+        want = expected_results(n)
+        consumer = AIOKafkaConsumer(bootstrap_servers=stack.bootstrap)
+        await consumer.start()
+        try:
+            while True:
+                got = await output_count(consumer, output)
+                if got >= want:
+                    break
+                if time.monotonic() - started > 600:
+                    raise TimeoutError(f"only {got} of {want} results")
+                await asyncio.sleep(0.1)
+            elapsed = time.monotonic() - started
+        finally:
+            await consumer.stop()
+        used = await redis_used(stack.redis_url)
+    finally:
+        stop_workers(procs)
+    return {
+        "records": n,
+        "results": want,
+        "seconds": elapsed,
+        "input_per_s": n / elapsed,
+        "results_per_s": want / elapsed,
+        "preload_per_s": produce_rate,
+        "redis_used_memory": used,
+    }
+
+
+async def redis_used(url: str) -> int:
+    """Return Redis' used_memory."""
+    from streamjoin.state.redis import RedisStateStore
+
+    store = RedisStateStore(url)
+    try:
+        return await store.used_memory()
+    finally:
+        await store.aclose()
+
+
+async def latency(
+    stack: EmbeddedStack, workdir: Path, workers: int, rate: float, seconds: float
+) -> dict[str, float]:
+    """Produce at `rate` records/s for `seconds`; return latency percentiles (ms)."""
+    u = uuid.uuid4().hex[:6]
+    topics = {s: f"lat.{s}.{u}" for s in STREAMS}
+    output = f"lat.out.{u}"
+    create_topics(stack.bootstrap, [TopicSpec(t, "internal", PARTITIONS) for t in [*topics.values(), output]])
+    prefix = f"lat{u}:"
+    procs = start_workers(stack, workdir, workers, prefix, f"lat-{u}")
+    samples: list[float] = []
+    try:
+        await register(stack.redis_url, prefix, query_json(f"lat{u}", topics, output, "latest"))
+        await wait_running(stack.redis_url, prefix, f"lat{u}")
+        consumer = AIOKafkaConsumer(
+            output, bootstrap_servers=stack.bootstrap, auto_offset_reset="earliest", fetch_max_wait_ms=5
+        )
+        await consumer.start()
+        done = threading.Event()
+        sent = [0]
+
+        def paced() -> None:
+            p = producer(stack.bootstrap)
+            start = time.monotonic()
+            i = 0
+            total = int(rate * seconds)
+            while i < total:
+                due = start + i / rate
+                now = time.monotonic()
+                if now < due:
+                    time.sleep(min(due - now, 0.002))
+                    continue
+                stream, part, value = record(i, int(time.time() * 1000))
+                p.produce(topics[stream], value, partition=part)
+                p.poll(0)
+                i += 1
+            flush_records(p, topics, int(time.time() * 1000) + 10**9)
+            p.flush(30)
+            sent[0] = i
+            done.set()
+
+        thread = threading.Thread(target=paced, daemon=True)
+        thread.start()
+        deadline = time.monotonic() + seconds + 60
+        want = None
+        while time.monotonic() < deadline:
+            batch = await consumer.getmany(timeout_ms=100)
+            now_ms = time.time() * 1000
+            for msgs in batch.values():
+                for m in msgs:
+                    samples.append(now_ms - json.loads(m.value)["ts"])
+            if done.is_set():
+                want = expected_results(sent[0])
+                if len(samples) >= want:
+                    break
+        else:
+            raise TimeoutError(f"only {len(samples)} of {want} results")
+        await consumer.stop()
+        thread.join(timeout=5)
+    finally:
+        stop_workers(procs)
+    samples.sort()
+    # Skip the first second (the rebalance and warm-up) when enough samples exist.
+    q = statistics.quantiles(samples, n=100) if len(samples) > 100 else [float("nan")] * 99
+    return {
+        "rate": rate,
+        "seconds": seconds,
+        "results": len(samples),
+        "expected": float(want or 0),
+        "p50_ms": q[49],
+        "p99_ms": q[98],
+        "max_ms": samples[-1] if samples else float("nan"),
+    }
+
+
+def start_workers(
+    stack: EmbeddedStack, workdir: Path, n: int, prefix: str, group: str
+) -> list[ManagedProcess]:
+    """Start n joiner workers."""
+    procs = []
+    for i in range(n):
+        argv = [
+            sys.executable,
+            "-c",
+            "from streamjoin.cli.main import main; main()",
+            "joiner",
+            "--bootstrap",
+            stack.bootstrap,
+            "--redis-url",
+            stack.redis_url,
+            "--prefix",
+            prefix,
+            "--group",
+            group,
+            "--worker-id",
+            f"{group}-{i}",
+            "--log-level",
+            "WARNING",
+        ]
+        proc = ManagedProcess(f"joiner-{i}", argv, log_path=workdir / f"{group}-{i}.log")
+        proc.start()
+        procs.append(proc)
+    return procs
+
+
+def stop_workers(procs: list[ManagedProcess]) -> None:
+    """Stop the workers (SIGTERM, bounded wait, SIGKILL)."""
+    for proc in procs:
+        proc.stop(timeout_ms=10_000)
+
+
+async def main() -> None:
+    """Run the benchmark and print one JSON line per measurement."""
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--records", type=int, default=300_000)
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--latency-rate", type=float, default=None, help="default: half the throughput")
+    parser.add_argument("--latency-seconds", type=float, default=20)
+    parser.add_argument("--skip-latency", action="store_true")
+    args = parser.parse_args()
+    workdir = Path(tempfile.mkdtemp(prefix="streamjoin-bench-"))
+    with EmbeddedStack(workdir=workdir / "stack") as stack:
+        tp = await throughput(stack, workdir, args.workers, args.records)
+        print(json.dumps({"workers": args.workers, "throughput": tp}), flush=True)
+        if not args.skip_latency:
+            rate = args.latency_rate or tp["input_per_s"] / 2
+            lat = await latency(stack, workdir, args.workers, rate, args.latency_seconds)
+            print(json.dumps({"workers": args.workers, "latency": lat}), flush=True)
+    print(f"logs: {workdir}", file=sys.stderr)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")  # so every started process is stopped
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, _interrupt)
+    asyncio.run(main())

@@ -1,0 +1,115 @@
+"""`streamjoin joiner`: run one joiner worker in the foreground until SIGTERM (architecture.md)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import sys
+import threading
+from typing import Annotated
+
+import typer
+
+from streamjoin.settings import load_settings
+
+__all__ = ["register", "run_joiner"]
+
+_log = logging.getLogger("streamjoin.joiner")
+
+
+def run_joiner(
+    *,
+    bootstrap: str | None = None,
+    redis_url: str | None = None,
+    worker_id: str | None = None,
+    group: str = "streamjoin-joiner",
+    prefix: str = "streamjoin:",
+    ready_port: int | None = None,
+    ready_host: str = "127.0.0.1",
+    max_batch: int = 5_000,
+    idle_timeout_ms: int | None = None,
+    session_timeout_ms: int = 10_000,
+    exit_within_ms: int = 9_000,
+) -> None:
+    """Run a worker until SIGTERM or SIGINT; exit within `exit_within_ms` of the signal whatever happens."""
+    from streamjoin.engine import tune_gc
+    from streamjoin.joiner import JoinerWorker, OperatorConfig, WorkerConfig
+    from streamjoin.joiner.config import default_worker_id
+
+    settings = load_settings(kafka_bootstrap=bootstrap, redis_url=redis_url)
+    config = WorkerConfig(
+        worker_id=worker_id or default_worker_id(),
+        group=group,
+        prefix=prefix,
+        ready_host=ready_host,
+        ready_port=ready_port,
+        session_timeout_ms=session_timeout_ms,
+        operator=OperatorConfig(max_batch=max_batch, idle_timeout_ms=idle_timeout_ms),
+    )
+    tune_gc()
+
+    async def main() -> None:
+        worker = JoinerWorker(settings, config)
+        loop = asyncio.get_running_loop()
+
+        def on_signal(signum: int) -> None:
+            _log.info("signal %d: stopping", signum)
+            # The state is crash-safe, so a shutdown that hangs (Faust can) is cut short.
+            timer = threading.Timer(exit_within_ms / 1000, lambda: os._exit(0))
+            timer.daemon = True
+            timer.start()
+            worker.request_stop()
+
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, on_signal, signum)
+        await worker.run()
+
+    asyncio.run(main())
+
+
+def register(app: typer.Typer) -> None:
+    """Add the `joiner` command to `app`."""
+
+    @app.command("joiner")
+    def joiner(
+        bootstrap: Annotated[
+            str | None, typer.Option(help="Kafka bootstrap (STREAMJOIN_KAFKA_BOOTSTRAP).")
+        ] = None,
+        redis_url: Annotated[str | None, typer.Option(help="Redis URL (STREAMJOIN_REDIS_URL).")] = None,
+        worker_id: Annotated[str | None, typer.Option(help="This worker's id (default: host-pid).")] = None,
+        group: Annotated[
+            str, typer.Option(help="Faust app id / consumer group of the joiners.")
+        ] = "streamjoin-joiner",
+        prefix: Annotated[str, typer.Option(help="Redis key prefix.")] = "streamjoin:",
+        ready_port: Annotated[int | None, typer.Option(help="Serve GET /readyz on this port.")] = None,
+        ready_host: Annotated[str, typer.Option(help="Address of the readiness endpoint.")] = "127.0.0.1",
+        max_batch: Annotated[int, typer.Option(help="Most records per batch and partition.")] = 5_000,
+        idle_timeout_ms: Annotated[
+            int | None, typer.Option(help="Idle input partitions stop holding the watermark after this.")
+        ] = None,
+        session_timeout_ms: Annotated[int, typer.Option(help="Group session timeout.")] = 10_000,
+        log_level: Annotated[str, typer.Option(help="Logging level.")] = "INFO",
+    ) -> None:
+        """Run one joiner worker in the foreground until SIGTERM."""
+        logging.basicConfig(
+            level=log_level.upper(),
+            stream=sys.stderr,
+            format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        )
+        if log_level.upper() != "DEBUG":  # Faust, mode and aiokafka narrate every rebalance at INFO
+            for noisy in ("faust", "mode", "aiokafka"):
+                logging.getLogger(noisy).setLevel(logging.WARNING)
+        run_joiner(
+            bootstrap=bootstrap,
+            redis_url=redis_url,
+            worker_id=worker_id,
+            group=group,
+            prefix=prefix,
+            ready_port=ready_port,
+            ready_host=ready_host,
+            max_batch=max_batch,
+            idle_timeout_ms=idle_timeout_ms,
+            session_timeout_ms=session_timeout_ms,
+        )

@@ -1,0 +1,380 @@
+"""`PartitionOperator`: the join of one query on one partition, exactly once (docs/exactly-once.md).
+
+Life cycle (crash-only: any failure ends the attempt, and the next attempt starts from Redis):
+1. claim (query, partition) in Redis, which fences every earlier owner, and read the checkpoint;
+2. rebuild the engine from it (or, the first time, position every input at the query's `start`);
+3. recover the outboxes: read the output partition from the last acknowledged offset, find the
+   highest `sj-seq` already published, and publish only the committed records above it;
+4. loop: read a batch from partition p of every input (from the committed offsets), join it, commit
+   delta + next offsets + outbox records in ONE Redis script, then publish the records; the
+   acknowledged sequence numbers are trimmed with the next commit.
+`stop()` lets the current batch finish and waits (bounded) for its records to be acknowledged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka.errors import KafkaError
+
+from streamjoin.engine import JoinPlan, MultiJoin
+from streamjoin.joiner.batch import BatchBuilder
+from streamjoin.joiner.health import Health
+from streamjoin.joiner.kafka_io import end_offsets, highest_published, new_consumer, start_offsets
+from streamjoin.joiner.operator_stats import OperatorStats
+from streamjoin.joiner.outbox import decode_record
+from streamjoin.joiner.publisher import Publisher, PublishError
+from streamjoin.query.model import QueryDef
+from streamjoin.state.base import (
+    Checkpoint,
+    CommitBatch,
+    FencedError,
+    OutboxState,
+    StateStore,
+    StateUnavailableError,
+    Trim,
+)
+
+__all__ = ["OperatorConfig", "OutputTopics", "PartitionOperator"]
+
+_log = logging.getLogger(__name__)
+StatusCallback = Callable[[str, int, str], None]
+
+
+@dataclass(frozen=True, slots=True)
+class OperatorConfig:
+    """Tuning of every operator of a worker."""
+
+    max_batch: int = 5_000
+    poll_ms: int = 20
+    fetch_wait_ms: int = 10
+    idle_timeout_ms: int | None = None
+    """None: semantics.md's default, 10x the largest window read as ms (10 s for rows windows)."""
+    max_inflight: int = 32
+    backoff_initial_ms: int = 100
+    backoff_max_ms: int = 5_000
+    stop_timeout_ms: int = 5_000
+
+
+@dataclass(frozen=True, slots=True)
+class OutputTopics:
+    """Where an operator publishes: results and dead letters, with their partition counts."""
+
+    results: str
+    results_partitions: int
+    dead: str
+    dead_partitions: int
+
+    def partition(self, name: str, p: int) -> tuple[str, int]:
+        """Return (topic, partition) of outbox `name` for input partition `p`."""
+        if name == "results":
+            return self.results, p % self.results_partitions
+        return self.dead, p % self.dead_partitions
+
+
+class PartitionOperator:
+    """Run `query` on `partition` until stopped; see the module docstring."""
+
+    def __init__(
+        self,
+        query: QueryDef,
+        partition: int,
+        *,
+        plan: JoinPlan | None,
+        outputs: OutputTopics,
+        bootstrap: str,
+        store: StateStore,
+        publisher: Publisher,
+        owner: str,
+        health: Health,
+        config: OperatorConfig,
+        on_status: StatusCallback,
+    ) -> None:
+        self.query = query
+        self.partition = partition
+        self.plan = plan
+        self.outputs = outputs
+        self._bootstrap = bootstrap
+        self._store = store
+        self._publisher = publisher
+        self._owner = owner
+        self._health = health
+        self._config = config
+        self._on_status = on_status
+        self._builder = BatchBuilder(query, partition, outputs.dead)
+        self.stats = OperatorStats(query)
+        self.engine: MultiJoin | None = None
+        self.paused = False
+        self._stopping = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._component = f"operator {query.name}[{partition}]"
+        largest = query.largest_window
+        default_idle = int(10 * largest) if largest > 0 else 10_000
+        self._idle_ms = config.idle_timeout_ms if config.idle_timeout_ms is not None else default_idle
+
+    # -- life cycle ---------------------------------------------------------------------------
+
+    def set_plan(self, plan: JoinPlan) -> None:
+        """Switch the join order between batches (and for every later attempt)."""
+        self.plan = plan
+        if self.engine is not None:
+            self.engine.set_plan(plan)
+
+    def start(self) -> None:
+        """Start running in a task."""
+        self._task = asyncio.create_task(self._run(), name=self._component)
+
+    async def stop(self) -> None:
+        """Finish the current batch, wait (bounded) for its records to be published, and stop."""
+        self._stopping.set()
+        if self._task is None:
+            return
+        try:
+            await asyncio.wait_for(asyncio.shield(self._task), self._config.stop_timeout_ms / 1000)
+        except TimeoutError:
+            _log.warning("%s did not stop in time; cancelling it", self._component)
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._task
+        except Exception:  # the task's own failure was logged by it
+            pass
+
+    @property
+    def done(self) -> bool:
+        """Return True once the task has ended."""
+        return self._task is not None and self._task.done()
+
+    async def _run(self) -> None:
+        backoff = self._config.backoff_initial_ms
+        while not self._stopping.is_set():
+            try:
+                await self._attempt()
+                self._health.ok(self._component)
+                return
+            except FencedError as exc:
+                _log.warning("%s: another worker owns it now (%s); stopping", self._component, exc)
+                return
+            except (StateUnavailableError, PublishError, KafkaError, OSError, TimeoutError) as exc:
+                self._health.fail(self._component, f"{type(exc).__name__}: {exc}")
+            except Exception as exc:
+                _log.exception("%s failed; restarting it from its checkpoint", self._component)
+                self._health.fail(self._component, f"{type(exc).__name__}: {exc}")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), backoff / 1000)
+            backoff = min(backoff * 2, self._config.backoff_max_ms)
+
+    # -- one attempt --------------------------------------------------------------------------
+
+    async def _attempt(self) -> None:
+        q, p = self.query.name, self.partition
+        # Records a failed attempt left in the producer's queue must land before the tail is read.
+        await self._publisher.flush(self._config.stop_timeout_ms)
+        checkpoint = await self._store.claim(q, p, self._owner)
+        epoch = checkpoint.epoch
+        _log.info(
+            "%s: claimed (epoch %d, batch %d, %d entries)",
+            self._component,
+            epoch,
+            checkpoint.batch,
+            len(checkpoint.entries),
+        )
+        engine = MultiJoin(
+            self.query, self.plan, partitions={s: [p] for s in self.query.stream_names}, journal=True
+        )
+        if checkpoint.scalars is not None:
+            engine.restore(checkpoint.entries, checkpoint.scalars)
+        self._builder.reset(checkpoint.raws)
+        self.engine = engine
+        self.stats.restore(checkpoint.counters)
+        consumer = new_consumer(
+            self._bootstrap, client_id=f"{self._owner}-{q}-{p}", fetch_wait_ms=self._config.fetch_wait_ms
+        )
+        await consumer.start()
+        try:
+            tps = {t: TopicPartition(t, p) for t in self._builder.topics}
+            batch_no = checkpoint.batch
+            offsets = dict(checkpoint.offsets)
+            if not checkpoint.positioned:
+                self._on_status(q, p, "positioning")
+                found = await start_offsets(consumer, tps.values(), self.query.start)
+                offsets = {tp.topic: off for tp, off in found.items()}
+                outs = {n: TopicPartition(*self.outputs.partition(n, p)) for n in ("results", "dead")}
+                ends = await end_offsets(consumer, list(outs.values()))
+                batch_no += 1
+                await self._store.commit(
+                    q,
+                    p,
+                    epoch,
+                    CommitBatch(
+                        batch=batch_no,
+                        offsets=offsets,
+                        scalars=engine.take_delta().scalars,
+                        output_start={n: ends[tp] for n, tp in outs.items()},
+                    ),
+                )
+                checkpoint.output_start = {n: ends[tp] for n, tp in outs.items()}
+            trims = await self._recover_outboxes(consumer, checkpoint)
+            self._health.ok(self._component)
+            self._on_status(q, p, "paused" if self.paused else "running")
+            _log.info("%s: running from offsets %s", self._component, offsets)
+            consumer.assign(list(tps.values()))
+            for topic, tp in tps.items():
+                consumer.seek(tp, offsets[topic])
+            await self._loop(consumer, engine, epoch, batch_no, offsets, trims, checkpoint.outboxes)
+        finally:
+            await consumer.stop()
+
+    async def _recover_outboxes(self, consumer: AIOKafkaConsumer, checkpoint: Checkpoint) -> list[Trim]:
+        q, p = self.query.name, self.partition
+        trims: list[Trim] = []
+        for name, box in checkpoint.outboxes.items():
+            if not box.pending:
+                continue
+            topic, out_p = self.outputs.partition(name, p)
+            start = max(box.acked_offset + 1, checkpoint.output_start.get(name, 0))
+            published, offset = await highest_published(
+                consumer, TopicPartition(topic, out_p), query=q, partition=p, from_offset=start
+            )
+            first = box.acked + 1
+            todo = [
+                (first + i, decode_record(raw)) for i, raw in enumerate(box.pending) if first + i > published
+            ]
+            _log.info(
+                "%s: outbox %s holds %d..%d, %d already published; publishing %d",
+                self._component,
+                name,
+                first,
+                box.seq,
+                max(published - first + 1, 0),
+                len(todo),
+            )
+            if todo:
+                offset = await self._publisher.publish(topic, out_p, todo, query=q, source_partition=p)
+                self.stats.published[name] += len(todo)
+            trims.append(Trim(name, box.seq, offset))
+        return trims
+
+    async def _loop(
+        self,
+        consumer: AIOKafkaConsumer,
+        engine: MultiJoin,
+        epoch: int,
+        batch_no: int,
+        offsets: dict[str, int],
+        trims: list[Trim],
+        outboxes: dict[str, OutboxState],
+    ) -> None:
+        q, p, cfg = self.query.name, self.partition, self._config
+        seqs = {name: box.seq for name, box in outboxes.items()}
+        tp_list = sorted(consumer.assignment(), key=lambda tp: tp.topic)
+        inflight: deque[tuple[str, int, asyncio.Future[int], int]] = deque()
+        last_arrival = dict.fromkeys(self.query.stream_names, time.monotonic())
+        idle: set[str] = set()
+        while True:
+            trims = self._collect_acks(inflight, trims)
+            if self._stopping.is_set():
+                break
+            if self.paused:
+                await asyncio.sleep(cfg.poll_ms / 1000)
+                continue
+            data = await self._fetch(consumer, tp_list)
+            now = time.monotonic()
+            idle_changed = self._update_idle(engine, data, last_arrival, idle, now)
+            if not data and not idle_changed and not trims:
+                continue
+            built = self._builder.build(
+                engine,
+                data,
+                batch=batch_no + 1,
+                offsets=offsets,
+                trims=trims,
+                last_arrival=last_arrival,
+                now=now,
+            )
+            await self._store.commit(q, p, epoch, built.commit)
+            batch_no += 1
+            trims = []
+            self.stats.on_batch(built, consumer, offsets)
+            for name, records in (("results", built.results), ("dead", built.dead)):
+                if not records:
+                    continue
+                first = seqs[name] + 1
+                seqs[name] += len(records)
+                topic, out_p = self.outputs.partition(name, p)
+                pairs = list(enumerate(records, start=first))
+                future = asyncio.ensure_future(
+                    self._publisher.publish(topic, out_p, pairs, query=q, source_partition=p)
+                )
+                inflight.append((name, seqs[name], future, len(records)))
+            while len(inflight) > cfg.max_inflight:
+                await asyncio.wait([inflight[0][2]])
+                trims = self._collect_acks(inflight, trims)
+            if built.newest_kafka_ms is not None and built.results:
+                self.stats.observe_latency(time.time() - built.newest_kafka_ms / 1000, len(built.results))
+        # Stopping: wait (bounded) for what is in flight, then record the acknowledgements.
+        if inflight:
+            await asyncio.wait([f for _, _, f, _ in inflight], timeout=cfg.stop_timeout_ms / 1000)
+            trims = self._collect_acks(inflight, trims)
+        if trims:
+            with contextlib.suppress(StateUnavailableError, FencedError):
+                await self._store.trim(q, p, epoch, trims)
+
+    async def _fetch(
+        self, consumer: AIOKafkaConsumer, tps: list[TopicPartition]
+    ) -> dict[TopicPartition, list[Any]]:
+        """Take an equal share from every input partition, so the watermark moves evenly.
+
+        aiokafka's `getmany` drains one partition's fetched records before the next one's; a join
+        fed like that buffers one whole input before the others arrive.
+        """
+        share = max(self._config.max_batch // len(tps), 1)
+        data: dict[TopicPartition, list[Any]] = {}
+        for tp in tps:
+            data.update(await consumer.getmany(tp, timeout_ms=0, max_records=share))
+        if not data:
+            data = await consumer.getmany(*tps, timeout_ms=self._config.poll_ms, max_records=share)
+        return data
+
+    def _collect_acks(
+        self, inflight: deque[tuple[str, int, asyncio.Future[int], int]], trims: list[Trim]
+    ) -> list[Trim]:
+        """Turn acknowledged publishes (in order) into trims; raise if one failed."""
+        latest: dict[str, Trim] = {t.outbox: t for t in trims}
+        while inflight and inflight[0][2].done():
+            name, seq, future, count = inflight.popleft()
+            offset = future.result()  # raises PublishError: the attempt ends, recovery re-publishes
+            latest[name] = Trim(name, seq, offset)
+            self.stats.published[name] += count
+        return list(latest.values())
+
+    def _update_idle(
+        self,
+        engine: MultiJoin,
+        data: Mapping[TopicPartition, object],
+        last_arrival: dict[str, float],
+        idle: set[str],
+        now: float,
+    ) -> bool:
+        """Mark inputs idle after `idle_timeout` without records (semantics.md section 1)."""
+        changed = False
+        for tp in data:
+            for stream, _ in self._builder.streams_of.get(tp.topic, ()):
+                last_arrival[stream] = now
+                if stream in idle:  # the engine's `add` clears its own flag
+                    idle.discard(stream)
+                    changed = True
+        limit = self._idle_ms / 1000
+        for stream, seen in last_arrival.items():
+            if stream not in idle and now - seen > limit:
+                engine.set_idle(stream, self.partition, True)
+                idle.add(stream)
+                changed = True
+        return changed

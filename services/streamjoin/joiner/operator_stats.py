@@ -1,0 +1,101 @@
+"""The statistics of one operator, in the shape the control plane reads (docs/registry.md, "Statistics").
+
+Counters that are committed with the batches (records in, results, late, malformed, dead letters)
+continue from the values in Redis when an operator takes a partition over, so they stay monotonic.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from aiokafka import TopicPartition
+
+from streamjoin.engine import MultiJoin
+from streamjoin.joiner.batch import BuiltBatch
+from streamjoin.query.model import QueryDef
+from streamjoin.registry.histogram import LatencyHistogram
+
+__all__ = ["OperatorStats"]
+
+
+class _Highwater(Protocol):
+    def highwater(self, tp: TopicPartition) -> int | None: ...
+
+
+class OperatorStats:
+    """Counters, lag and latency of one (query, partition) operator."""
+
+    def __init__(self, query: QueryDef) -> None:
+        self.query = query
+        self.counters: dict[str, int] = {}
+        self.published: dict[str, int] = {"results": 0, "dead": 0}
+        self.latency = LatencyHistogram()
+        self.consumer_lag: dict[str, int] = {}
+        self._topic_streams = [(i.topic, i.stream) for i in query.inputs]
+
+    def restore(self, committed: Mapping[str, int]) -> None:
+        """Continue from the committed counters."""
+        self.counters = dict(committed)
+
+    def on_batch(self, built: BuiltBatch, consumer: _Highwater, offsets: Mapping[str, int]) -> None:
+        """Count one committed batch and refresh the consumer lag."""
+        c = self.counters
+        c["records_in"] = c.get("records_in", 0) + built.records
+        c["results"] = c.get("results", 0) + len(built.results)
+        c["late"] = c.get("late", 0) + built.late
+        c["dead"] = c.get("dead", 0) + len(built.dead)
+        for stream, n in built.malformed.items():
+            c[f"malformed:{stream}"] = c.get(f"malformed:{stream}", 0) + n
+        for topic, stream in self._topic_streams:
+            tp = TopicPartition(topic, _partition_of(consumer, topic))
+            high = consumer.highwater(tp) if tp.partition >= 0 else None
+            if high is not None and topic in offsets:
+                self.consumer_lag[stream] = max(high - offsets[topic], 0)
+
+    def observe_latency(self, seconds: float, count: int) -> None:
+        """Record the processing latency of `count` results."""
+        self.latency.observe(max(seconds, 0.0), count)
+
+    def operator_json(self, engine: MultiJoin | None) -> dict[str, Any]:
+        """Return the `operator` field of the statistics hash."""
+        c = self.counters
+        watermark = engine.watermark if engine is not None else None
+        finite = watermark is not None and math.isfinite(watermark)
+        now_ms = time.time() * 1000
+        lag_ms = now_ms - watermark if finite and watermark is not None and watermark > 1e11 else None
+        comparisons = probes = 0
+        if engine is not None:
+            for stats in engine.stats.values():
+                comparisons += stats.comparisons
+                probes += stats.probes
+        records = c.get("records_in", 0)
+        return {
+            "watermark": watermark if finite else None,
+            "watermark_lag_ms": lag_ms,
+            "buffered": engine.buffered if engine is not None else 0,
+            "records_in": records,
+            "results": c.get("results", 0),
+            "published": self.published["results"],
+            "late": c.get("late", 0),
+            "malformed": {s: c.get(f"malformed:{s}", 0) for s in self.query.stream_names},
+            "dead_letters": c.get("dead", 0),
+            "consumer_lag": dict(self.consumer_lag),
+            "latency_seconds": self.latency.as_json(),
+            "plan_changes": engine.plan_changes if engine is not None else 0,
+            "estimated_cost": engine.plan.estimated_cost if engine is not None else None,
+            "observed_cost": (comparisons + probes) / records if records and engine is not None else None,
+            "updated_at": time.time(),
+        }
+
+
+def _partition_of(consumer: object, topic: str) -> int:
+    assignment = getattr(consumer, "assignment", None)
+    if assignment is None:
+        return -1
+    for tp in assignment():
+        if tp.topic == topic:
+            return int(tp.partition)
+    return -1

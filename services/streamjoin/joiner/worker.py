@@ -1,0 +1,382 @@
+"""`JoinerWorker`: one `streamjoin joiner` process (architecture.md, "joiner").
+
+It follows the registry, subscribes its Faust app to every input topic, and runs one
+`PartitionOperator` per (query, partition) whose input partitions Faust assigned to it. Faust's
+revoke signal stops the operators (each finishes and commits its batch) before the group moves
+their partitions; the assign signal starts operators for the new assignment, which claim their
+partitions in Redis (fencing any zombie) and resume from the committed state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import time
+from collections.abc import Coroutine, Iterable
+from typing import Any
+
+from aiokafka import AIOKafkaConsumer
+
+from streamjoin.joiner.app import add_input_topics, make_app
+from streamjoin.joiner.config import WorkerConfig
+from streamjoin.joiner.health import Health, serve_readiness
+from streamjoin.joiner.kafka_io import new_consumer, partition_counts
+from streamjoin.joiner.operator import OutputTopics, PartitionOperator
+from streamjoin.joiner.planning import QueryPlanner
+from streamjoin.joiner.publisher import Publisher
+from streamjoin.joiner.registry_watch import QuerySpec, specs_from_snapshot
+from streamjoin.joiner.topic_setup import ensure_output_topics
+from streamjoin.registry import PartitionState, RegistryStore
+from streamjoin.settings import Settings
+from streamjoin.state.base import StateUnavailableError
+from streamjoin.state.redis import RedisStateStore
+
+__all__ = ["JoinerWorker"]
+
+_log = logging.getLogger(__name__)
+_DEFAULT_DEAD_LETTER = "streamjoin.dead-letter"
+OpKey = tuple[str, int]
+
+
+class JoinerWorker:
+    """Run the operators this worker owns until `request_stop`."""
+
+    def __init__(self, settings: Settings, config: WorkerConfig) -> None:
+        self.settings = settings
+        self.config = config
+        self.health = Health()
+        self._stop = asyncio.Event()
+        self._registry = RegistryStore(settings.redis_url, prefix=config.prefix)
+        self._store = RedisStateStore(settings.redis_url, prefix=config.prefix)
+        self._publisher: Publisher | None = None
+        self._app: Any = None
+        self._meta: AIOKafkaConsumer | None = None
+        self._known_topics: set[str] = set()
+        self._specs: dict[str, QuerySpec] = {}
+        self._outputs: dict[str, OutputTopics] = {}
+        self._partitions: dict[str, int] = {}
+        self._assigned: set[tuple[str, int]] = set()
+        self._ops: dict[OpKey, PartitionOperator] = {}
+        self._op_fingerprint: dict[OpKey, str] = {}
+        self._planners: dict[str, QueryPlanner] = {}
+        self._version = 0
+        self._lock = asyncio.Lock()
+        self._started_at = time.time()
+        self._tasks: set[asyncio.Future[None]] = set()
+
+    def request_stop(self) -> None:
+        """Ask the worker to shut down (SIGTERM)."""
+        self._stop.set()
+
+    # -- life cycle ---------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Start everything, serve until `request_stop`, and shut down in order."""
+        server = None
+        if self.config.ready_port is not None:
+            server = await serve_readiness(self.health, self.config.ready_host, self.config.ready_port)
+        self._publisher = Publisher(self.settings.kafka_bootstrap, client_id=self.config.worker_id)
+        self._meta = new_consumer(self.settings.kafka_bootstrap, client_id=f"{self.config.worker_id}-meta")
+        tasks: list[asyncio.Task[None]] = []
+        try:
+            await self._retry_until_stopped("kafka", self._meta.start)
+            snapshot = await self._retry_until_stopped("redis", self._registry.snapshot)
+            if snapshot is None:
+                return
+            self._app = make_app(
+                self.config.group,
+                self.settings.kafka_bootstrap,
+                session_timeout_ms=self.config.session_timeout_ms,
+            )
+            self._app.on_partitions_revoked.connect(self._on_revoked)
+            self._app.on_partitions_assigned.connect(self._on_assigned)
+            self._specs, _ = specs_from_snapshot(snapshot)
+            self._version = snapshot.version
+            add_input_topics(self._app, self._all_topics(), self._known_topics)
+            self._app.finalize()
+            await self._app.start()
+            self.health.started = True
+            _log.info("worker %s started (group %s)", self.config.worker_id, self.config.group)
+            tasks = [
+                asyncio.create_task(self._watch_registry(), name="registry"),
+                asyncio.create_task(self._every(self.config.heartbeat_ms, self._heartbeat), name="heartbeat"),
+                asyncio.create_task(
+                    self._every(self.config.stats_interval_ms, self._publish_stats), name="stats"
+                ),
+                asyncio.create_task(self._every(self.config.replan_interval_ms, self._replan), name="replan"),
+            ]
+            await self._stop.wait()
+        finally:
+            await self._shutdown(tasks, server)
+
+    async def _shutdown(self, tasks: list[asyncio.Task[None]], server: asyncio.Server | None) -> None:
+        _log.info("worker %s stopping", self.config.worker_id)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        async with self._lock:
+            await self._stop_ops(list(self._ops))
+        if self._app is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._app.stop(), self.config.shutdown_timeout_ms / 2000)
+        if self._publisher is not None:
+            await asyncio.to_thread(self._publisher.close, 2_000)
+        if self._meta is not None:
+            with contextlib.suppress(Exception):
+                await self._meta.stop()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self._registry.remove_worker(self.config.worker_id), 1)
+        with contextlib.suppress(Exception):
+            await self._registry.aclose()
+            await self._store.aclose()
+        if server is not None:
+            server.close()
+        _log.info("worker %s stopped", self.config.worker_id)
+
+    async def _retry_until_stopped(self, component: str, call: Any) -> Any:
+        backoff = 0.1
+        while not self._stop.is_set():
+            try:
+                result = await call()
+                self.health.ok(component)
+                return result
+            except Exception as exc:
+                self.health.fail(component, f"{type(exc).__name__}: {exc}")
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stop.wait(), backoff)
+                backoff = min(backoff * 2, 5.0)
+        return None
+
+    async def _every(self, interval_ms: int, job: Any) -> None:
+        while True:
+            try:
+                await job()
+                self.health.ok(job.__name__)
+            except (StateUnavailableError, ConnectionError, OSError, TimeoutError) as exc:
+                self.health.fail(job.__name__, f"{type(exc).__name__}: {exc}")
+            except Exception:
+                _log.exception("%s failed", job.__name__)
+            await asyncio.sleep(interval_ms / 1000)
+
+    # -- registry -----------------------------------------------------------------------------
+
+    def _all_topics(self) -> set[str]:
+        return {t for spec in self._specs.values() for t in spec.topics}
+
+    async def _watch_registry(self) -> None:
+        while True:
+            try:
+                async for version in self._registry.watch():
+                    self.health.ok("registry")
+                    if version != self._version or not self._outputs:
+                        snapshot = await self._registry.snapshot()
+                        await self._apply(snapshot)
+                    else:
+                        await self._reconcile()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                self.health.fail("registry", f"{type(exc).__name__}: {exc}")
+                await asyncio.sleep(1.0)
+
+    async def _apply(self, snapshot: Any) -> None:
+        specs, _problems = specs_from_snapshot(snapshot)
+        async with self._lock:
+            old = self._specs
+            self._specs, self._version = specs, snapshot.version
+            for name in set(old) - set(specs):
+                await self._stop_ops([k for k in self._ops if k[0] == name])
+                self._outputs.pop(name, None)
+                self._planners.pop(name, None)
+                dropped = await self._store.drop_query(name)
+                _log.info("query %s deleted: dropped %d state keys", name, dropped)
+            for name, spec in specs.items():
+                if name in old and old[name].revision != spec.revision:
+                    await self._stop_ops([k for k in self._ops if k[0] == name])
+                    await self._store.drop_query(name)
+                    _log.info("query %s redefined (revision %d): state reset", name, spec.revision)
+        new_agents = add_input_topics(self._app, self._all_topics(), self._known_topics)
+        for agent in new_agents:
+            await agent.start()
+        await self._reconcile()
+
+    # -- assignment ---------------------------------------------------------------------------
+
+    async def _on_revoked(self, sender: Any, revoked: Iterable[Any], **_: Any) -> None:
+        lost = {(tp.topic, tp.partition) for tp in revoked}
+        async with self._lock:
+            self._assigned -= lost
+            doomed = [k for k in self._ops if not self._owned(k)]
+            await self._stop_ops(doomed)
+            await self._flush_publisher()
+
+    async def _on_assigned(self, sender: Any, assigned: Iterable[Any], **_: Any) -> None:
+        self._assigned = {(tp.topic, tp.partition) for tp in assigned}
+        _log.info("assigned %d partitions", len(self._assigned))
+        self._kick()
+
+    def _kick(self) -> None:
+        """Reconcile soon, in a task (failures are logged; the heartbeat reconciles again)."""
+
+        async def run() -> None:
+            try:
+                await self._reconcile()
+            except Exception as exc:
+                self.health.fail("reconcile", f"{type(exc).__name__}: {exc}")
+            else:
+                self.health.ok("reconcile")
+
+        self._background(run())
+
+    def _owned(self, key: OpKey) -> bool:
+        spec = self._specs.get(key[0])
+        return spec is not None and all((t, key[1]) in self._assigned for t in spec.topics)
+
+    async def _reconcile(self) -> None:
+        """Start the operators this worker should run and stop the others."""
+        async with self._lock:
+            await self._prepare_queries()
+            want: dict[OpKey, QuerySpec] = {}
+            for name, spec in self._specs.items():
+                if name not in self._outputs:
+                    continue
+                for p in range(self._partitions[name]):
+                    if self._owned((name, p)):
+                        want[(name, p)] = spec
+            stale = [
+                k
+                for k, op in self._ops.items()
+                if k not in want or op.done or self._op_fingerprint[k] != want[k].fingerprint
+            ]
+            await self._stop_ops(stale)
+            for key, spec in want.items():
+                if key in self._ops:
+                    self._ops[key].paused = spec.paused
+                    continue
+                self._start_op(key, spec)
+
+    async def _prepare_queries(self) -> None:
+        """Find each query's partition count and make sure its output topics exist."""
+        assert self._meta is not None
+        for name, spec in self._specs.items():
+            if name in self._outputs:
+                continue
+            counts = await partition_counts(self._meta, spec.topics)
+            if len(counts) < len(spec.topics):
+                _log.warning(
+                    "query %s: input topic(s) %s missing", name, sorted(set(spec.topics) - set(counts))
+                )
+                continue
+            if len(set(counts.values())) != 1:
+                _log.error("query %s: inputs are not co-partitioned: %s", name, counts)
+                continue
+            partitions = next(iter(counts.values()))
+            dead = spec.query.dead_letter_topic or _DEFAULT_DEAD_LETTER
+            created = await asyncio.to_thread(
+                ensure_output_topics, self.settings.kafka_bootstrap, spec.query.output_topic, dead, partitions
+            )
+            self._outputs[name] = OutputTopics(spec.query.output_topic, created[0], dead, created[1])
+            self._partitions[name] = partitions
+
+    def _start_op(self, key: OpKey, spec: QuerySpec) -> None:
+        assert self._publisher is not None
+        planner = self._planners.setdefault(spec.name, QueryPlanner(spec.query))
+        op = PartitionOperator(
+            spec.query,
+            key[1],
+            plan=planner.plan,
+            outputs=self._outputs[spec.name],
+            bootstrap=self.settings.kafka_bootstrap,
+            store=self._store,
+            publisher=self._publisher,
+            owner=self.config.worker_id,
+            health=self.health,
+            config=self.config.operator,
+            on_status=self._report_status,
+        )
+        op.paused = spec.paused
+        self._ops[key] = op
+        self._op_fingerprint[key] = spec.fingerprint
+        op.start()
+
+    async def _stop_ops(self, keys: list[OpKey]) -> None:
+        ops = [(k, self._ops.pop(k)) for k in keys if k in self._ops]
+        await asyncio.gather(*(op.stop() for _, op in ops), return_exceptions=True)
+        for key, _ in ops:
+            self._op_fingerprint.pop(key, None)
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._registry.clear_status(*key), 1)
+
+    async def _flush_publisher(self) -> None:
+        if self._publisher is not None:
+            left = await self._publisher.flush(self.config.operator.stop_timeout_ms)
+            if left:
+                _log.warning("%d output records still unacknowledged after a revoke", left)
+
+    def _background(self, coro: Coroutine[Any, Any, None]) -> None:
+        """Run `coro` in a task the worker keeps a reference to (the loop only holds weak ones)."""
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _report_status(self, query: str, partition: int, state: str) -> None:
+        async def write() -> None:
+            with contextlib.suppress(Exception):
+                await self._registry.set_status(
+                    query,
+                    partition,
+                    worker=self.config.worker_id,
+                    state=_state(state),
+                    partitions=self._partitions.get(query),
+                    version=self._version,
+                )
+
+        self._background(write())
+
+    # -- periodic jobs ------------------------------------------------------------------------
+
+    async def _heartbeat(self) -> None:
+        owned: dict[str, list[int]] = {}
+        for q, p in self._ops:
+            owned.setdefault(q, []).append(p)
+        await self._registry.heartbeat(
+            self.config.worker_id, pid=os.getpid(), partitions=owned, started_at=self._started_at
+        )
+        for (q, p), op in list(self._ops.items()):
+            if op.paused:
+                self._report_status(q, p, "paused")
+        # Also picks up what an earlier attempt could not do (topics missing, an operator that ended).
+        self._kick()
+
+    async def _publish_stats(self) -> None:
+        for (q, p), op in list(self._ops.items()):
+            engine = op.engine
+            streams = engine.stats if engine is not None else {}
+            await self._registry.write_stats(q, p, op.stats.operator_json(engine), streams)
+
+    async def _replan(self) -> None:
+        for name, planner in list(self._planners.items()):
+            ops = [op for (q, _), op in self._ops.items() if q == name and op.engine is not None]
+            request = await self._registry.pending_replan(name)
+            plan = planner.maybe_replan(
+                [op.engine for op in ops if op.engine is not None], force=request is not None
+            )
+            if plan is not None:
+                for op in ops:
+                    op.set_plan(plan)
+                await self._registry.write_plan(name, plan, statistics=planner.statistics())
+            elif planner.unpublished:
+                await self._registry.write_plan(name, planner.plan, statistics=planner.statistics())
+            planner.unpublished = False
+            if request is not None:
+                await self._registry.clear_replan(name, request)
+
+
+def _state(state: str) -> PartitionState:
+    if state == "positioning":
+        return "positioning"
+    if state == "paused":
+        return "paused"
+    return "running"

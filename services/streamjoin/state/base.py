@@ -1,0 +1,128 @@
+"""The contract between a join operator and its state store (docs/exactly-once.md).
+
+One operator owns one (query, partition). It `claim`s the partition (which fences every earlier
+owner), rebuilds its engine from the returned `Checkpoint`, and then commits one `CommitBatch` per
+batch of input: the engine delta, the next input offsets, the batch's output records appended to
+the outboxes with consecutive sequence numbers, and counters, all or nothing. Published outbox
+records are trimmed later (`CommitBatch.trims`, or `trim`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from streamjoin.engine.entry import Entry
+
+__all__ = [
+    "Checkpoint",
+    "CommitBatch",
+    "FencedError",
+    "OutboxState",
+    "StateStore",
+    "StateUnavailableError",
+    "Trim",
+]
+
+
+class FencedError(RuntimeError):
+    """Another owner claimed the partition since this one did: the commit was refused."""
+
+
+class StateUnavailableError(RuntimeError):
+    """The store did not answer (connection refused, timeout); the outcome of a write is unknown."""
+
+
+@dataclass(slots=True)
+class OutboxState:
+    """One outbox (results, or dead letters) of an operator.
+
+    `seq`: the last sequence number committed; `acked`: the last one known published (everything
+    up to it is trimmed); `acked_offset`: the output offset of record `acked` (-1: none yet);
+    `pending`: the records `acked + 1 .. seq`, encoded (see `streamjoin.joiner.outbox`).
+    """
+
+    seq: int = 0
+    acked: int = 0
+    acked_offset: int = -1
+    pending: list[bytes] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Checkpoint:
+    """Everything committed for one (query, partition), as read back by `claim`."""
+
+    epoch: int
+    batch: int
+    offsets: dict[str, int]
+    """Next offset to read per input topic; empty until the operator was positioned."""
+    scalars: dict[str, Any] | None
+    entries: list[Entry]
+    outboxes: dict[str, OutboxState]
+    counters: dict[str, int]
+    output_start: dict[str, int]
+    """Per outbox, the output partition's end offset when the operator was first positioned."""
+    raws: dict[tuple[int, int], bytes] = field(default_factory=dict)
+    """The raw record bytes of each entry, by (input, offset)."""
+
+    @property
+    def positioned(self) -> bool:
+        """Return True once start offsets were committed."""
+        return bool(self.offsets)
+
+
+@dataclass(frozen=True, slots=True)
+class Trim:
+    """Published records of one outbox: everything up to `seq`, the last at output offset `offset`."""
+
+    outbox: str
+    seq: int
+    offset: int
+
+
+@dataclass(slots=True)
+class CommitBatch:
+    """What one batch changed; committed atomically by `StateStore.commit`.
+
+    `batch` is the batch number (the previous committed one + 1): a retried commit whose first try
+    did apply is recognised and not applied twice.
+    """
+
+    batch: int
+    offsets: Mapping[str, int]
+    scalars: Mapping[str, Any]
+    added: Sequence[tuple[Entry, bytes]] = ()
+    """New entries with their raw record bytes."""
+    released: Sequence[Entry] = ()
+    """Entries released in this batch that were added in an earlier one (their `seq` changed)."""
+    expired: Sequence[Entry] = ()
+    """Entries to delete (never ones added in this same batch)."""
+    outbox: Mapping[str, Sequence[bytes]] = field(default_factory=dict)
+    counters: Mapping[str, int] = field(default_factory=dict)
+    """Increments of the operator's counters."""
+    keys: Mapping[int, Sequence[str]] = field(default_factory=dict)
+    """Join-key values seen per input, added to that window's HyperLogLog."""
+    hll_slice: int = 0
+    trims: Sequence[Trim] = ()
+    output_start: Mapping[str, int] = field(default_factory=dict)
+
+
+class StateStore(Protocol):
+    """Where an operator's state lives (Redis in production)."""
+
+    async def claim(self, query: str, partition: int, owner: str) -> Checkpoint:
+        """Become the owner of (query, partition), fencing earlier owners; return what is committed."""
+        ...
+
+    async def commit(self, query: str, partition: int, epoch: int, batch: CommitBatch) -> None:
+        """Apply `batch` atomically; raise `FencedError` if `epoch` is no longer the owner's."""
+        ...
+
+    async def trim(self, query: str, partition: int, epoch: int, trims: Sequence[Trim]) -> None:
+        """Drop published records from the outboxes."""
+        ...
+
+    async def drop_query(self, query: str) -> int:
+        """Delete every partition's state of `query`; return how many keys went."""
+        ...

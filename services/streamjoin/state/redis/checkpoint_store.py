@@ -1,0 +1,221 @@
+"""`RedisStateStore`: the operator state of docs/exactly-once.md in Redis, one round trip per batch.
+
+Layout per (query, partition), every key hash-tagged `{query:partition}` (see `keys.py`):
+`meta` (epoch, owner, batch number, next offset per input topic, engine scalars, outbox sequence
+numbers, counters), `rec` (the window and reorder-buffer entries, `input:offset` -> packed entry),
+`seq` (release numbers of entries released after their batch), `outbox:results` and `outbox:dead`
+(committed, unpublished output records), `hll:{input}:{slice}` (HyperLogLogs of join-key values).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+import msgpack
+from redis.asyncio import Redis
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from streamjoin.state.base import (
+    Checkpoint,
+    CommitBatch,
+    FencedError,
+    OutboxState,
+    StateUnavailableError,
+    Trim,
+)
+from streamjoin.state.redis.codec import field_of, pack_entry, raw_of, unpack_entry
+from streamjoin.state.redis.keys import StateKeys
+from streamjoin.state.redis.scripts import CLAIM, COMMIT, OUTBOXES, TRIM
+
+__all__ = ["RedisStateStore"]
+
+_T = TypeVar("_T")
+_OFFSET = "offset:"
+_COUNT = "count:"
+_START = "start:"
+
+
+class RedisStateStore:
+    """Claim, commit and trim operator state in Redis (implements `streamjoin.state.StateStore`)."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        prefix: str = "streamjoin:",
+        timeout_ms: int = 5_000,
+        hll_ttl_ms: int = 600_000,
+    ) -> None:
+        """Create the client (nothing connects before the first command).
+
+        Args:
+            url: the Redis URL (`STREAMJOIN_REDIS_URL`).
+            prefix: key prefix, shared with the registry.
+            timeout_ms: socket timeout of every command.
+            hll_ttl_ms: how long a HyperLogLog slice lives after its last update.
+        """
+        self._redis = Redis.from_url(
+            url, socket_timeout=timeout_ms / 1000, socket_connect_timeout=min(timeout_ms, 2_000) / 1000
+        )
+        self.prefix = prefix
+        self._hll_ttl_ms = hll_ttl_ms
+        self._claim = self._redis.register_script(CLAIM)
+        self._commit = self._redis.register_script(COMMIT)
+        self._trim = self._redis.register_script(TRIM)
+
+    async def aclose(self) -> None:
+        """Close the connection pool."""
+        await self._redis.aclose()
+
+    def keys(self, query: str, partition: int) -> StateKeys:
+        """Return the key layout of one operator."""
+        return StateKeys(self.prefix, query, partition)
+
+    async def ping(self) -> bool:
+        """Return True if Redis answers."""
+        return bool(await _guard(self._redis.ping))
+
+    async def claim(self, query: str, partition: int, owner: str) -> Checkpoint:
+        """Become the owner of (query, partition), fencing earlier owners; return the committed state."""
+        k = self.keys(query, partition)
+
+        async def run() -> list[Any]:
+            async with self._redis.pipeline(transaction=True) as pipe:
+                await self._claim(keys=[k.meta], args=[owner, str(time.time())], client=pipe)
+                pipe.hgetall(k.meta)
+                pipe.hgetall(k.records)
+                pipe.hgetall(k.seqs)
+                for name in OUTBOXES:
+                    pipe.lrange(k.outbox(name), 0, -1)
+                return await pipe.execute()
+
+        epoch, meta_raw, records, seqs, *pending = await _guard(run)
+        meta = {key.decode(): value.decode() for key, value in meta_raw.items()}
+        seq_of = {f.decode(): int(v) for f, v in seqs.items()}
+        entries = [unpack_entry(f, partition, v, seq_of.get(f.decode())) for f, v in records.items()]
+        raws = {(e.input, e.offset): raw_of(v) for e, v in zip(entries, records.values(), strict=True)}
+        outboxes = {
+            name: OutboxState(
+                seq=int(meta.get(f"{name}:seq", 0)),
+                acked=int(meta.get(f"{name}:acked", 0)),
+                acked_offset=int(meta.get(f"{name}:acked_offset", -1)),
+                pending=list(values),
+            )
+            for name, values in zip(OUTBOXES, pending, strict=True)
+        }
+        scalars = json.loads(meta["scalars"]) if "scalars" in meta else None
+        return Checkpoint(
+            epoch=int(epoch),
+            batch=int(meta.get("batch", 0)),
+            offsets={f[len(_OFFSET) :]: int(v) for f, v in meta.items() if f.startswith(_OFFSET)},
+            scalars=scalars,
+            entries=entries,
+            outboxes=outboxes,
+            counters={f[len(_COUNT) :]: int(v) for f, v in meta.items() if f.startswith(_COUNT)},
+            output_start={f[len(_START) :]: int(v) for f, v in meta.items() if f.startswith(_START)},
+            raws=raws,
+        )
+
+    async def commit(self, query: str, partition: int, epoch: int, batch: CommitBatch) -> None:
+        """Apply one batch atomically (idempotent by batch number); raise `FencedError` if not owner."""
+        k = self.keys(query, partition)
+        added_fields = {field_of(e) for e, _ in batch.added}
+        rec_args: list[Any] = []
+        for entry, raw in batch.added:
+            rec_args += (field_of(entry), pack_entry(entry, raw))
+        seq_args: list[Any] = []
+        for entry in batch.released:
+            name = field_of(entry)
+            if name not in added_fields:
+                seq_args += (name, entry.seq)
+        deleted = [field_of(e) for e in batch.expired]
+        meta_args: list[Any] = ["scalars", json.dumps(batch.scalars)]
+        for topic, offset in batch.offsets.items():
+            meta_args += (_OFFSET + topic, offset)
+        for name, offset in batch.output_start.items():
+            meta_args += (_START + name, offset)
+        incr_args: list[Any] = []
+        for name, value in batch.counters.items():
+            if value:
+                incr_args += (_COUNT + name, value)
+        results = list(batch.outbox.get("results", ()))
+        dead = list(batch.outbox.get("dead", ()))
+        trim_args = _trim_args(batch.trims)
+        hll_keys: list[str] = []
+        hll_args: list[Any] = []
+        for index, values in batch.keys.items():
+            if values:
+                hll_keys.append(k.hll(index, batch.hll_slice))
+                hll_args += (self._hll_ttl_ms, len(values), *values)
+        sections = [rec_args, seq_args, deleted, meta_args, incr_args, results, dead, trim_args, hll_args]
+        args: list[Any] = [epoch, batch.batch, msgpack.packb(sections, use_bin_type=False)]
+        keys = [k.meta, k.records, k.seqs, *(k.outbox(n) for n in OUTBOXES), *hll_keys]
+        await _guard(lambda: self._commit(keys=keys, args=args))
+
+    async def trim(self, query: str, partition: int, epoch: int, trims: Sequence[Trim]) -> None:
+        """Drop the published records of each outbox up to its `Trim.seq`."""
+        if not trims:
+            return
+        k = self.keys(query, partition)
+        keys = [k.meta, k.records, k.seqs, *(k.outbox(n) for n in OUTBOXES)]
+        await _guard(lambda: self._trim(keys=keys, args=[epoch, *_trim_args(trims)]))
+
+    async def distinct_keys(
+        self, query: str, partition: int, slices: Mapping[int, Sequence[int]]
+    ) -> dict[int, int]:
+        """Return the HyperLogLog estimate of distinct join keys per input over the given slices."""
+        k = self.keys(query, partition)
+
+        async def run() -> list[Any]:
+            async with self._redis.pipeline(transaction=False) as pipe:
+                for index, numbers in slices.items():
+                    pipe.pfcount(*(k.hll(index, n) for n in numbers))
+                return await pipe.execute()
+
+        counts = await _guard(run)
+        return {index: int(c) for index, c in zip(slices, counts, strict=True)}
+
+    async def used_memory(self) -> int:
+        """Return Redis' `used_memory` in bytes."""
+        info = await _guard(lambda: self._redis.info("memory"))
+        return int(info["used_memory"])
+
+    async def drop_query(self, query: str) -> int:
+        """Delete the state of every partition of `query`; return how many keys were deleted."""
+        pattern = StateKeys.query_pattern(self.prefix, query)
+
+        async def run() -> int:
+            doomed = [
+                key
+                async for key in self._redis.scan_iter(match=pattern, count=1000)
+                if StateKeys.belongs(self.prefix, query, key.decode())
+            ]
+            for start in range(0, len(doomed), 500):
+                await self._redis.unlink(*doomed[start : start + 500])
+            return len(doomed)
+
+        return await _guard(run)
+
+
+def _trim_args(trims: Sequence[Trim]) -> list[Any]:
+    args: list[Any] = []
+    for t in trims:
+        args += (t.outbox, t.seq, t.offset)
+    return args
+
+
+async def _guard(call: Callable[[], Awaitable[_T]]) -> _T:
+    """Run one Redis call, turning its failures into the store's errors."""
+    try:
+        return await call()
+    except ResponseError as exc:
+        if str(exc).startswith("FENCED"):
+            raise FencedError(str(exc)) from None
+        raise
+    except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
+        raise StateUnavailableError(f"Redis unavailable: {exc}") from exc

@@ -1,0 +1,268 @@
+"""Drive real joiner workers in tests: register a query, produce a workload, read the output, compare.
+
+Workers run as subprocesses (`streamjoin joiner`), records are produced with confluent-kafka (the
+broker's offsets come back in delivery reports, so the oracle sees exactly what was produced), and
+the output is read with aiokafka.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import random
+import sys
+import time
+import uuid
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from aiokafka import AIOKafkaConsumer
+from confluent_kafka import Producer
+
+from streamjoin.dev.process import ManagedProcess
+from streamjoin.query import QueryDef, parse_query
+from streamjoin.registry import Controls, QueryRecord, RegistryStore, StreamRecord
+from streamjoin.testing import Event, expected_results
+
+__all__ = [
+    "JoinerProcess",
+    "Workload",
+    "consume_output",
+    "expected_ids",
+    "make_workload",
+    "produce",
+    "register_query",
+    "wait_running",
+]
+
+
+@dataclass
+class Workload:
+    """Records to produce: (stream, partition, record) in production order, plus the query."""
+
+    query_json: dict[str, Any]
+    items: list[tuple[str, int, dict[str, Any]]] = field(default_factory=list)
+
+    @property
+    def query(self) -> QueryDef:
+        """Return the parsed query."""
+        return parse_query(self.query_json)
+
+
+def make_workload(
+    *,
+    name: str,
+    topics: Mapping[str, str],
+    output: str,
+    partitions: int,
+    per_stream: int,
+    keys: int,
+    seed: int,
+    lateness: int = 0,
+    evaluation: Mapping[str, Any] | None = None,
+    expiration: Mapping[str, Any] | None = None,
+) -> Workload:
+    """Return a 3-way join workload (a: range 60, b: rows 5, c: range 40) with a theta predicate.
+
+    Keys decide partitions (`k % partitions`), so results never span partitions; timestamps grow per
+    partition with disorder up to `lateness`, so no record is late; each partition ends with one
+    far-future record per stream (distinct keys, joining nothing) that moves the watermark past
+    everything else.
+    """
+    rng = random.Random(seed)
+    query = {
+        "name": name,
+        "inputs": [
+            {"stream": "a", "topic": topics["a"], "timestamp": "ts", "window": {"range": 60}},
+            {"stream": "b", "topic": topics["b"], "timestamp": "ts", "window": {"rows": 5}},
+            {"stream": "c", "topic": topics["c"], "timestamp": "ts", "window": {"range": 40}},
+        ],
+        "where": [["a.k", "=", "b.k"], ["b.k", "=", "c.k"], ["a.v", ">=", "c.v"]],
+        "output": {"topic": output},
+        "lateness": lateness,
+        "evaluation": dict(evaluation or {"mode": "eager"}),
+        "expiration": dict(expiration or {"mode": "eager"}),
+    }
+    w = Workload(query)
+    clock = dict.fromkeys(range(partitions), 0)
+    for n in range(1, per_stream * 3 + 1):
+        stream = rng.choice("abc")
+        k = rng.randrange(keys)
+        p = k % partitions
+        clock[p] += rng.randint(0, 3)
+        ts = max(clock[p] - rng.randint(0, lateness), 0)
+        w.items.append((stream, p, {"ts": ts, "k": k, "v": rng.randint(0, 9), "n": n}))
+    for p in range(partitions):
+        for j, stream in enumerate("abc"):
+            k = 1_000_000 + partitions * (j + 1) * 7 + p
+            w.items.append((stream, p, {"ts": clock[p] + 1_000_000, "k": k, "v": 0, "n": -1}))
+    return w
+
+
+def produce(bootstrap: str, topics: Mapping[str, str], items: Sequence[tuple[str, int, Any]]) -> list[Event]:
+    """Produce `items` (stream, partition, record or raw bytes) in order; return the events as written.
+
+    Raw `bytes` values (malformed records) are produced but left out of the returned events.
+    """
+    producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 5})
+    events: list[Event | None] = [None] * len(items)
+    failures: list[str] = []
+
+    def report(i: int, stream: str, record: Any) -> Any:
+        def cb(err: Any, msg: Any) -> None:
+            if err is not None:
+                failures.append(str(err))
+            elif not isinstance(record, bytes):
+                events[i] = Event(stream, msg.partition(), msg.offset(), record["ts"], record)
+
+        return cb
+
+    for i, (stream, p, record) in enumerate(items):
+        value = record if isinstance(record, bytes) else json.dumps(record).encode()
+        while True:
+            try:
+                producer.produce(topics[stream], value, partition=p, on_delivery=report(i, stream, record))
+                break
+            except BufferError:
+                producer.poll(0.05)
+        producer.poll(0)
+    left = producer.flush(60)
+    assert left == 0 and not failures, f"produce failed: {left} left, {failures[:3]}"
+    return [e for e in events if e is not None]
+
+
+def expected_ids(query: QueryDef, events: Sequence[Event]) -> Counter[str]:
+    """Return the ids of every result the oracle expects (computed per partition)."""
+    topics = [i.topic for i in query.inputs]
+    by_partition: dict[int, list[Event]] = {}
+    for e in events:
+        by_partition.setdefault(e.partition, []).append(e)
+    ids: Counter[str] = Counter()
+    for evs in by_partition.values():
+        for key, count in expected_results(query, evs).items():
+            text = "|".join(f"{topics[i]}:{part}:{off}" for i, (part, off) in enumerate(key))
+            ids[hashlib.blake2b(text.encode(), digest_size=16).hexdigest()] += count
+    return ids
+
+
+async def register_query(redis_url: str, prefix: str, query_json: Mapping[str, Any]) -> None:
+    """Register the query's streams and the query itself, as the control plane would."""
+    async with RegistryStore(redis_url, prefix=prefix) as registry:
+        streams = []
+        for inp in query_json["inputs"]:
+            record = StreamRecord(name=inp["stream"], topic=inp["topic"], timestamp=inp["timestamp"])
+            if await registry.get_stream(record.name) is None:
+                await registry.create_stream(record)
+            streams.append(record)
+        now = time.time()
+        await registry.create_query(
+            QueryRecord(
+                name=query_json["name"],
+                definition=dict(query_json),
+                cql=None,
+                controls=Controls.from_definition(query_json),
+                created_at=now,
+                updated_at=now,
+            ),
+            streams=streams,
+        )
+
+
+async def wait_running(
+    redis_url: str, prefix: str, query: str, partitions: int, timeout_s: float = 60
+) -> None:
+    """Wait until every partition of `query` reports `running`."""
+    deadline = time.monotonic() + timeout_s
+    async with RegistryStore(redis_url, prefix=prefix) as registry:
+        while time.monotonic() < deadline:
+            statuses = await registry.read_status(query)
+            if len([s for s in statuses if s.state == "running"]) >= partitions:
+                return
+            await asyncio.sleep(0.2)
+    raise TimeoutError(f"query {query} not running on {partitions} partitions after {timeout_s} s")
+
+
+async def consume_output(
+    bootstrap: str, topic: str, *, want: int, timeout_s: float, quiet_s: float = 2.0
+) -> list[Any]:
+    """Read `topic` from the start until `want` records arrived and nothing more came for `quiet_s`."""
+    consumer = AIOKafkaConsumer(
+        topic,
+        bootstrap_servers=bootstrap,
+        group_id=None,
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+    )
+    await consumer.start()
+    records: list[Any] = []
+    try:
+        deadline = time.monotonic() + timeout_s
+        last_new = time.monotonic()
+        while time.monotonic() < deadline:
+            batch = await consumer.getmany(timeout_ms=200, max_records=10_000)
+            for msgs in batch.values():
+                records.extend(msgs)
+                last_new = time.monotonic()
+            if len(records) >= want and time.monotonic() - last_new >= quiet_s:
+                break
+    finally:
+        await consumer.stop()
+    return records
+
+
+class JoinerProcess:
+    """A `streamjoin joiner` subprocess with its own log file."""
+
+    def __init__(
+        self,
+        workdir: Path,
+        bootstrap: str,
+        redis_url: str,
+        *,
+        group: str,
+        prefix: str,
+        name: str = "joiner",
+        extra: Sequence[str] = (),
+    ) -> None:
+        self.name = name
+        self.argv = [
+            sys.executable, "-c", "from streamjoin.cli.main import main; main()", "joiner",
+            "--bootstrap", bootstrap, "--redis-url", redis_url, "--group", group, "--prefix", prefix,
+            "--session-timeout-ms", "6000", "--idle-timeout-ms", "60000", *extra,
+        ]  # fmt: skip
+        self.log_path = workdir / f"{name}.log"
+        self.process: ManagedProcess | None = None
+        self.starts = 0
+
+    def start(self) -> None:
+        """Start (or restart) the worker."""
+        self.starts += 1
+        worker_id = f"{self.name}-{self.starts}-{uuid.uuid4().hex[:6]}"
+        self.process = ManagedProcess(
+            self.name, [*self.argv, "--worker-id", worker_id], log_path=self.log_path
+        )
+        self.process.start()
+
+    def kill(self) -> None:
+        """SIGKILL the worker (and its group) at once."""
+        assert self.process is not None and self.process.pid is not None
+        import os
+        import signal
+
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.stop(timeout_ms=2_000)
+
+    def stop(self, timeout_ms: int = 10_000) -> int | None:
+        """SIGTERM, bounded wait, SIGKILL; return the exit code."""
+        return self.process.stop(timeout_ms=timeout_ms) if self.process is not None else None
+
+    def log_tail(self, lines: int = 60) -> str:
+        """Return the end of the worker's log."""
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""

@@ -1,0 +1,140 @@
+"""Exactly once under crashes: SIGKILL workers at random moments, restart, compare with the oracle."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.joiner.conftest import QuerySetup
+from tests.joiner.harness import (
+    JoinerProcess,
+    Workload,
+    consume_output,
+    expected_ids,
+    make_workload,
+    produce,
+    register_query,
+    wait_running,
+)
+
+from streamjoin.testing import Event
+
+pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]
+
+
+class ChunkedProducer(threading.Thread):
+    """Produce a workload in chunks with pauses, so crashes land while records keep arriving."""
+
+    def __init__(
+        self, bootstrap: str, topics: dict[str, str], w: Workload, chunks: int, pause_s: float
+    ) -> None:
+        super().__init__(daemon=True)
+        self._args = (bootstrap, topics, w, chunks, pause_s)
+        self.events: list[Event] = []
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        bootstrap, topics, w, chunks, pause_s = self._args
+        try:
+            size = -(-len(w.items) // chunks)
+            for start in range(0, len(w.items), size):
+                self.events += produce(bootstrap, topics, w.items[start : start + size])
+                time.sleep(pause_s)
+        except BaseException as exc:
+            self.error = exc
+
+
+def _compare(want: Counter[str], records: list[Any], logs: str) -> None:
+    got = Counter(json.loads(r.value)["id"] for r in records)
+    dups = sum(n - 1 for n in got.values() if n > 1)
+    assert got == want, (
+        f"missing {sum((want - got).values())}, extra {sum((got - want).values())}, duplicates {dups}\n{logs}"
+    )
+
+
+def test_single_worker_survives_repeated_sigkill(
+    query_setup: Callable[[int], QuerySetup], kafka_broker: str, redis_server: str, tmp_path: Path
+) -> None:
+    s = query_setup(4)
+    w = make_workload(name=s.name, topics=s.topics, output=s.output, partitions=4, per_stream=1200, keys=40,
+                      seed=11, lateness=2)  # fmt: skip
+    joiner = JoinerProcess(tmp_path, kafka_broker, redis_server, group=s.group, prefix=s.prefix)
+    rng = random.Random(5)
+    kills = 0
+
+    async def scenario() -> tuple[Counter[str], list[Any]]:
+        nonlocal kills
+        await register_query(redis_server, s.prefix, w.query_json)
+        joiner.start()
+        await wait_running(redis_server, s.prefix, s.name, 4)
+        producer = ChunkedProducer(kafka_broker, s.topics, w, chunks=12, pause_s=1.5)
+        producer.start()
+        while kills < 6:
+            await asyncio.sleep(rng.uniform(0.3, 3.0))
+            joiner.kill()
+            kills += 1
+            joiner.start()
+        producer.join(timeout=120)
+        assert producer.error is None and not producer.is_alive()
+        want = expected_ids(w.query, producer.events)
+        records = await consume_output(
+            kafka_broker, s.output, want=sum(want.values()), timeout_s=120, quiet_s=4
+        )
+        return want, records
+
+    try:
+        want, records = asyncio.run(scenario())
+    except Exception as exc:
+        raise AssertionError(f"{exc}\n--- worker log ---\n{joiner.log_tail()}") from exc
+    finally:
+        joiner.stop()
+    assert kills >= 5 and sum(want.values()) > 500
+    _compare(want, records, joiner.log_tail())
+
+
+def test_two_workers_one_killed_rebalances(
+    query_setup: Callable[[int], QuerySetup], kafka_broker: str, redis_server: str, tmp_path: Path
+) -> None:
+    s = query_setup(4)
+    w = make_workload(name=s.name, topics=s.topics, output=s.output, partitions=4, per_stream=900, keys=40,
+                      seed=12, lateness=2)  # fmt: skip
+    first = JoinerProcess(tmp_path, kafka_broker, redis_server, group=s.group, prefix=s.prefix, name="w1")
+    second = JoinerProcess(tmp_path, kafka_broker, redis_server, group=s.group, prefix=s.prefix, name="w2")
+
+    async def scenario() -> tuple[Counter[str], list[Any]]:
+        await register_query(redis_server, s.prefix, w.query_json)
+        first.start()
+        second.start()
+        await wait_running(redis_server, s.prefix, s.name, 4)
+        producer = ChunkedProducer(kafka_broker, s.topics, w, chunks=10, pause_s=1.5)
+        producer.start()
+        await asyncio.sleep(4)
+        second.kill()  # its partitions move to the first worker after the session timeout
+        await asyncio.sleep(8)
+        second.start()  # and some come back when it rejoins
+        producer.join(timeout=120)
+        assert producer.error is None and not producer.is_alive()
+        want = expected_ids(w.query, producer.events)
+        records = await consume_output(
+            kafka_broker, s.output, want=sum(want.values()), timeout_s=120, quiet_s=4
+        )
+        return want, records
+
+    try:
+        want, records = asyncio.run(scenario())
+    except Exception as exc:
+        raise AssertionError(
+            f"{exc}\n--- w1 ---\n{first.log_tail()}\n--- w2 ---\n{second.log_tail()}"
+        ) from exc
+    finally:
+        first.stop()
+        second.stop()
+    _compare(want, records, f"--- w1 ---\n{first.log_tail()}\n--- w2 ---\n{second.log_tail()}")

@@ -1,0 +1,173 @@
+"""Malformed input and a Redis crash mid-run: dead-lettered, counted, nothing lost, nothing doubled."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import urllib.error
+import urllib.request
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.joiner.conftest import QuerySetup
+from tests.joiner.harness import (
+    JoinerProcess,
+    consume_output,
+    expected_ids,
+    make_workload,
+    produce,
+    register_query,
+    wait_running,
+)
+
+from streamjoin.dev.ports import LOOPBACK, free_port
+from streamjoin.dev.process import ManagedProcess
+from streamjoin.dev.redis_server import find_redis_server
+from streamjoin.dev.resp import RespConnection
+from streamjoin.registry import RegistryStore
+
+pytestmark = [pytest.mark.timeout(240), pytest.mark.slow]
+
+MALFORMED: list[tuple[bytes, str]] = [
+    (b"{not json", "not JSON"),
+    (b"[1, 2, 3]", "not a JSON object"),
+    (b'{"k": 1, "v": 3}', "missing timestamp field 'ts'"),
+    (b'{"ts": 5, "v": 3}', "missing join field 'k'"),
+]
+
+
+class CrashableRedis:
+    """A redis-server with `appendfsync always` on a fixed port, which can be SIGKILLed and restarted."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.port = free_port()
+        self.workdir = workdir
+        self.process: ManagedProcess | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://{LOOPBACK}:{self.port}/0"
+
+    def start(self) -> None:
+        argv = [
+            find_redis_server(), "--port", str(self.port), "--bind", LOOPBACK, "--save", "",
+            "--appendonly", "yes", "--appendfsync", "always", "--dir", str(self.workdir),
+        ]  # fmt: skip
+        self.process = ManagedProcess("redis", argv, log_path=self.workdir / "redis.log", cwd=self.workdir)
+        self.process.start()
+        self.process.wait_ready(self._pong, timeout_ms=20_000)
+
+    def _pong(self) -> bool:
+        with RespConnection(LOOPBACK, self.port, timeout_ms=500) as conn:
+            return conn.call("PING") == b"PONG"
+
+    def crash(self) -> None:
+        assert self.process is not None and self.process.pid is not None
+        import os
+
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.stop(timeout_ms=2_000)
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.stop(timeout_ms=5_000)
+
+
+@pytest.fixture
+def crashable_redis(tmp_path: Path) -> Iterator[CrashableRedis]:
+    server = CrashableRedis(tmp_path)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def _ready(port: int) -> bool | None:
+    try:
+        with urllib.request.urlopen(f"http://{LOOPBACK}:{port}/readyz", timeout=2) as response:
+            return bool(response.status == 200)
+    except urllib.error.HTTPError as exc:
+        return False if exc.code == 503 else None
+    except OSError:
+        return None
+
+
+def test_malformed_records_and_redis_crash(
+    query_setup: Callable[[int], QuerySetup],
+    make_topic: Callable[..., str],
+    kafka_broker: str,
+    crashable_redis: CrashableRedis,
+    tmp_path: Path,
+) -> None:
+    s = query_setup(4)
+    dead_topic = make_topic("dead", partitions=4)
+    w = make_workload(name=s.name, topics=s.topics, output=s.output, partitions=4, per_stream=600, keys=40,
+                      seed=21, lateness=2)  # fmt: skip
+    w.query_json["dead_letter"] = {"topic": dead_topic}
+    # Sprinkle malformed records through the first half (each stream and partition gets some).
+    items: list[tuple[str, int, Any]] = list(w.items)
+    bad = 0
+    for i in range(40):
+        raw, _ = MALFORMED[i % len(MALFORMED)]
+        items.insert(25 * i + 3, ("abc"[i % 3], i % 4, raw))
+        bad += 1
+    half = len(items) // 2
+    ready_port = free_port()
+    redis_url = crashable_redis.url
+    joiner = JoinerProcess(tmp_path, kafka_broker, redis_url, group=s.group, prefix=s.prefix,
+                           extra=["--ready-port", str(ready_port)])  # fmt: skip
+    seen_not_ready = False
+
+    async def scenario() -> tuple[Counter[str], list[Any], list[Any], dict[str, Any]]:
+        nonlocal seen_not_ready
+        await register_query(redis_url, s.prefix, w.query_json)
+        joiner.start()
+        await wait_running(redis_url, s.prefix, s.name, 4)
+        assert _ready(ready_port) is True
+        events = produce(kafka_broker, s.topics, items[:half])
+        crashable_redis.crash()
+        for _ in range(40):  # the worker notices and reports itself not ready
+            await asyncio.sleep(0.1)
+            if _ready(ready_port) is False:
+                seen_not_ready = True
+                break
+        events += produce(kafka_broker, s.topics, items[half:])  # produced while Redis is down
+        await asyncio.sleep(2)
+        crashable_redis.start()
+        want = expected_ids(w.query, events)
+        records = await consume_output(
+            kafka_broker, s.output, want=sum(want.values()), timeout_s=90, quiet_s=4
+        )
+        dead = await consume_output(kafka_broker, dead_topic, want=bad, timeout_s=30, quiet_s=2)
+        for _ in range(50):  # statistics are refreshed every second
+            async with RegistryStore(redis_url, prefix=s.prefix) as registry:
+                stats = {st.partition: st.operator for st in await registry.read_stats(s.name)}
+            if sum(sum(o.get("malformed", {}).values()) for o in stats.values()) >= bad:
+                break
+            await asyncio.sleep(0.2)
+        assert _ready(ready_port) is True
+        return want, records, dead, stats
+
+    try:
+        want, records, dead, stats = asyncio.run(scenario())
+    except Exception as exc:
+        raise AssertionError(f"{exc}\n--- worker log ---\n{joiner.log_tail()}") from exc
+    finally:
+        joiner.stop()
+    got = Counter(json.loads(r.value)["id"] for r in records)
+    assert got == want, f"missing {sum((want - got).values())}, extra {sum((got - want).values())}"
+    assert seen_not_ready, "the worker never reported itself not ready while Redis was down"
+    assert len(dead) == bad, f"{len(dead)} dead letters for {bad} malformed records"
+    reasons = Counter()
+    for r in dead:
+        headers = dict(r.headers)
+        assert headers["query"].decode() == s.name and headers["source-topic"].decode() in s.topics.values()
+        reasons[next(why for raw, why in MALFORMED if raw == r.value)] += 1
+        assert headers["reason"].decode().startswith(("not JSON", "not a JSON object", "missing"))
+    assert sum(reasons.values()) == bad
+    assert sum(sum(o["malformed"].values()) for o in stats.values()) == bad
