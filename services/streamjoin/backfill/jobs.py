@@ -1,0 +1,245 @@
+"""Start and watch back-fill jobs for the control plane (`POST/GET /v1/queries/{name}/backfills`).
+
+A job is a `streamjoin backfill` subprocess in its own process group, with a directory of its own:
+
+    {root}/{query}/{job id}/query.json    the query definition it runs
+    {root}/{query}/{job id}/status.json   written by the job (state, progress, summary, error)
+    {root}/{query}/{job id}/job.log       its stderr and stdout
+
+This class imports no Spark (the control plane must not): it only spawns the command and reads
+status files, so any number of API instances sharing `root` see the same jobs. A job whose process
+is gone without a final state is reported `failed` ("exited without a status").
+
+>>> import tempfile
+>>> jobs = BackfillJobs(tempfile.mkdtemp())
+>>> jobs.list("flows")
+[]
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from streamjoin.backfill.status import TERMINAL_STATES, StatusFile
+
+__all__ = ["BackfillJobStatus", "BackfillJobs", "JobNotFoundError"]
+
+_NAME_OK = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+
+
+class JobNotFoundError(KeyError):
+    """No such back-fill job for that query."""
+
+
+@dataclass(frozen=True, slots=True)
+class BackfillJobStatus:
+    """What the control plane reports about one back-fill job."""
+
+    id: str
+    query: str
+    state: str
+    start: float | None
+    end: float | None
+    out: str | None
+    progress: float
+    tasks_done: int
+    tasks_total: int
+    started_at: float | None
+    finished_at: float | None
+    error: str | None
+    summary: dict[str, Any] | None
+
+    def as_dict(self) -> dict[str, Any]:
+        """Return the status as a JSON-able dict."""
+        return asdict(self)
+
+
+class BackfillJobs:
+    """Spawn `streamjoin backfill` jobs and report their status from their status files."""
+
+    def __init__(
+        self,
+        root: str | Path,
+        *,
+        command: Sequence[str] | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        """Keep jobs under `root`.
+
+        Args:
+            root: directory of the job directories (created if missing).
+            command: the `streamjoin` command to run (default: the one installed next to Python).
+            env: extra environment of the jobs (e.g. `Settings.as_env()`: archive, broker).
+        """
+        self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self._command = list(command) if command else _default_command()
+        self._env = dict(env or {})
+        self._processes: dict[str, subprocess.Popen[bytes]] = {}
+
+    def start(
+        self,
+        query: Mapping[str, Any],
+        start: float | str,
+        end: float | str,
+        *,
+        out: str | None = None,
+        extra_args: Sequence[str] = (),
+    ) -> BackfillJobStatus:
+        """Start a back-fill of `query` (its JSON definition) over `[start, end)`; return its status."""
+        name = str(query.get("name", ""))
+        if not name or not set(name) <= _NAME_OK:
+            raise ValueError(f"query name {name!r} cannot name a job directory")
+        job_id = uuid.uuid4().hex[:12]
+        directory = self.root / name / job_id
+        directory.mkdir(parents=True)
+        query_file = directory / "query.json"
+        query_file.write_text(json.dumps(dict(query)), encoding="utf-8")
+        status = StatusFile(directory / "status.json")
+        status.update(
+            id=job_id,
+            query=name,
+            state="starting",
+            start=_number(start),
+            end=_number(end),
+            out=out,
+            started_at=time.time(),
+        )
+        argv = [*self._command, "backfill", str(query_file), "--from", str(start), "--to", str(end),
+                "--status-file", str(status.path), *extra_args]  # fmt: skip
+        if out is not None:
+            argv += ["--out", out]
+        with open(directory / "job.log", "ab") as log:
+            process = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env={**os.environ, **self._env},
+                start_new_session=True,
+            )
+        self._processes[job_id] = process
+        status.update(pid=process.pid)
+        return self.get(name, job_id)
+
+    def get(self, query: str, job_id: str) -> BackfillJobStatus:
+        """Return the status of one job."""
+        path = self._directory(query, job_id) / "status.json"
+        if not path.exists():
+            raise JobNotFoundError(f"no back-fill {job_id!r} for query {query!r}")
+        raw = StatusFile(path).read()
+        state = str(raw.get("state", "starting"))
+        if state not in TERMINAL_STATES and not self._alive(job_id, raw.get("pid")):
+            state = "failed"
+            raw.setdefault("error", "the job exited without a final status; see job.log")
+        return BackfillJobStatus(
+            id=job_id,
+            query=query,
+            state=state,
+            start=raw.get("start"),
+            end=raw.get("end"),
+            out=raw.get("out"),
+            progress=float(raw.get("progress", 1.0 if state == "succeeded" else 0.0)),
+            tasks_done=int(raw.get("tasks_done", 0)),
+            tasks_total=int(raw.get("tasks_total", 0)),
+            started_at=raw.get("started_at"),
+            finished_at=raw.get("finished_at"),
+            error=raw.get("error"),
+            summary=raw.get("summary"),
+        )
+
+    def list(self, query: str) -> list[BackfillJobStatus]:
+        """Return the jobs of a query, oldest first."""
+        directory = self.root / query
+        if not set(query) <= _NAME_OK or not directory.is_dir():
+            return []
+        statuses = [self.get(query, d.name) for d in directory.iterdir() if (d / "status.json").exists()]
+        return sorted(statuses, key=lambda s: s.started_at or 0.0)
+
+    def cancel(self, query: str, job_id: str, *, timeout_s: float = 10.0) -> BackfillJobStatus:
+        """Stop a running job (SIGTERM to its process group, SIGKILL after `timeout_s`)."""
+        status = self.get(query, job_id)
+        pid = StatusFile(self._directory(query, job_id) / "status.json").read().get("pid")
+        if status.state in TERMINAL_STATES or not isinstance(pid, int):
+            return status
+        _signal_group(pid, signal.SIGTERM)
+        deadline = time.monotonic() + timeout_s
+        while self._alive(job_id, pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if self._alive(job_id, pid):
+            _signal_group(pid, signal.SIGKILL)
+            self._reap(job_id, timeout_s=2.0)
+        current = self.get(query, job_id)
+        if current.state not in TERMINAL_STATES or current.state == "failed":
+            StatusFile(self._directory(query, job_id) / "status.json").update(
+                state="cancelled", finished_at=time.time()
+            )
+        return self.get(query, job_id)
+
+    def wait(self, query: str, job_id: str, *, timeout_s: float) -> BackfillJobStatus:
+        """Wait until the job reaches a final state or `timeout_s` passes; return its status."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            status = self.get(query, job_id)
+            if status.state in TERMINAL_STATES or time.monotonic() >= deadline:
+                return status
+            time.sleep(0.2)
+
+    def _directory(self, query: str, job_id: str) -> Path:
+        if not set(query) <= _NAME_OK or not set(job_id) <= _NAME_OK:
+            raise JobNotFoundError(f"no back-fill {job_id!r} for query {query!r}")
+        return self.root / query / job_id
+
+    def _alive(self, job_id: str, pid: object) -> bool:
+        process = self._processes.get(job_id)
+        if process is not None:
+            return process.poll() is None
+        if not isinstance(pid, int):
+            return True  # not spawned yet by the instance that owns it
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+
+    def _reap(self, job_id: str, *, timeout_s: float) -> None:
+        process = self._processes.get(job_id)
+        if process is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=timeout_s)
+
+
+def _signal_group(pid: int, signum: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signum)
+
+
+def _number(value: float | str) -> float | None:
+    try:
+        return float(value)
+    except ValueError:
+        return None
+
+
+def _default_command() -> list[str]:
+    installed = Path(sys.executable).with_name("streamjoin")
+    if installed.exists():
+        return [str(installed)]
+    found = shutil.which("streamjoin")
+    if found is not None:
+        return [found]
+    return [sys.executable, "-c", "from streamjoin.cli.main import main; main()"]

@@ -1,0 +1,216 @@
+"""The per-group engine run inside Spark's Python workers: pandas batches in, results out. No Spark here.
+
+Spark hands `GroupRunner.run` the rows of one task as an iterator of pandas batches, sorted by
+(`grp`, `ts`, `input`, `partition`, `offset`); a task holds whole groups, one after the other. Each
+group (one partition number, or one time bucket of it; see `plan.py`) gets its own `MultiJoin`, fed
+in timestamp order exactly as the live joiner's engine for that partition is fed records that arrive
+in order: nothing is late, and the engine, the ids and the output records are the shared ones.
+
+Batches are streamed, never collected: a group's memory is its windows plus one batch, however long
+its time range. The records come sorted, so the feed itself drives the watermark: after each chunk
+every input partition is marked idle, and those that receive records in the next chunk become active
+again, so the watermark follows the feed instead of waiting for an input with no record in the group.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import pandas as pd
+
+from streamjoin.backfill.plan import BackfillPlan
+from streamjoin.engine import MalformedRecord, MultiJoin, RecordReader, Result, ResultFormatter
+
+__all__ = [
+    "FEED_COLUMNS",
+    "RESULT_COLUMNS",
+    "STATS_COLUMNS",
+    "GroupRunner",
+    "RawRecord",
+    "ResultRow",
+    "StageStats",
+]
+
+_ADVANCE_EVERY = 512
+_FRAME_ROWS = 10_000
+
+FEED_COLUMNS = ("grp", "input", "partition", "offset", "ts", "kafka_ts", "value")
+"""Columns the stage reads (`ts` is only the sort key; the exact timestamp is read from `value`)."""
+
+RESULT_COLUMNS = ("id", "query", "ts", "partition", "key", "value")
+"""Columns of a result row: id, query name, t_max, input partition number, Kafka key, output JSON bytes."""
+
+STATS_COLUMNS = ("groups", "records", "malformed", "duplicates", "late", "results", "cpu_ms")
+"""Columns of the statistics row a task returns when it writes its results itself."""
+
+ResultRow = tuple[str, str, float, int, bytes | None, bytes]
+
+
+@dataclass
+class StageStats:
+    """What one task did."""
+
+    groups: int = 0
+    records: int = 0
+    malformed: int = 0
+    duplicates: int = 0
+    late: int = 0
+    """Records the engine found late: never expected (the feed is sorted); counted if it happens."""
+    results: int = 0
+    cpu_ms: int = 0
+    """CPU time of the task's Python worker (decoding batches, joining, formatting, writing)."""
+    malformed_reasons: dict[str, int] = field(default_factory=dict)
+
+    def as_row(self) -> tuple[int, ...]:
+        """Return the statistics as a row of `STATS_COLUMNS`."""
+        return (
+            self.groups,
+            self.records,
+            self.malformed,
+            self.duplicates,
+            self.late,
+            self.results,
+            self.cpu_ms,
+        )
+
+
+class RawRecord(dict[str, Any]):
+    """A decoded record that keeps the bytes it arrived as, to splice them into output records."""
+
+    __slots__ = ("raw",)
+
+    def __init__(self, record: dict[str, Any], raw: bytes) -> None:
+        super().__init__(record)
+        self.raw = raw
+
+
+class GroupRunner:
+    """Run the shared engine over the sorted groups of one Spark task."""
+
+    def __init__(self, plan: BackfillPlan) -> None:
+        self.plan = plan
+        self.query = plan.query
+        self._names = self.query.stream_names
+        self._reader = RecordReader(self.query)
+        self._formatter = ResultFormatter(self.query)
+        self.stats = StageStats()
+        # The output record, byte for byte as the live joiner writes it: without `select`, each
+        # component is spliced in as the raw bytes it arrived as (joiner/batch.py `_splice_result`).
+        self._splice = self.query.select is None
+        self._topics = [i.topic for i in self.query.inputs]
+        self._names_json = [json.dumps(s).encode() + b":" for s in self._names]
+        self._head = b'{"query":' + json.dumps(self.query.name).encode() + b',"ts":'
+
+    def run(self, batches: Iterable[pd.DataFrame]) -> Iterator[list[ResultRow]]:
+        """Join every group of `batches`; yield its owned results as rows, a few hundred at a time."""
+        engine: MultiJoin | None = None
+        group = -1
+        partition = 0
+        previous: tuple[int, int, int] | None = None
+        since_advance = 0
+        names = self._names
+        for batch in batches:
+            columns = [
+                batch[name].tolist() for name in ("grp", "input", "partition", "offset", "kafka_ts", "value")
+            ]
+            for grp, index, part, offset, kafka_ts, value in zip(*columns, strict=True):
+                if grp != group or engine is None:
+                    if engine is not None:
+                        yield self._rows(group, partition, self._drain(engine, partition, final=True))
+                    group, partition, previous, since_advance = grp, int(part), None, 0
+                    engine = self._new_engine(partition)
+                identity = (index, part, offset)
+                if identity == previous:  # the same record archived twice: never join it twice
+                    self.stats.duplicates += 1
+                    continue
+                previous = identity
+                self.stats.records += 1
+                stream = names[index]
+                kts = None if kafka_ts is None or kafka_ts != kafka_ts else int(kafka_ts)  # None or NaN
+                try:
+                    ts, decoded = self._reader.decode(stream, value, kts)
+                except MalformedRecord as exc:
+                    self._malformed(str(exc))
+                    continue
+                record = RawRecord(decoded, value) if self._splice else decoded
+                accepted = engine.add(
+                    stream, record, ts=ts, partition=partition, offset=int(offset), size=len(value)
+                )
+                self.stats.late += not accepted
+                since_advance += 1
+                if since_advance >= _ADVANCE_EVERY:
+                    since_advance = 0
+                    yield self._rows(group, partition, self._drain(engine, partition, final=False))
+        if engine is not None:
+            yield self._rows(group, partition, self._drain(engine, partition, final=True))
+
+    def frames(self, batches: Iterable[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+        """Join every group of `batches`; yield the results as pandas frames of `RESULT_COLUMNS`."""
+        pending: list[ResultRow] = []
+        for rows in self.run(batches):
+            pending.extend(rows)
+            if len(pending) >= _FRAME_ROWS:
+                yield results_frame(pending)
+                pending = []
+        if pending:
+            yield results_frame(pending)
+
+    def _new_engine(self, partition: int) -> MultiJoin:
+        self.stats.groups += 1
+        engine = MultiJoin(self.query, partitions={s: [partition] for s in self._names})
+        for stream in self._names:
+            engine.set_idle(stream, partition)
+        return engine
+
+    def _drain(self, engine: MultiJoin, partition: int, *, final: bool) -> list[Result]:
+        results = engine.finish() if final else engine.advance()
+        for stream in self._names:
+            engine.set_idle(stream, partition)
+        return results
+
+    def _rows(self, group: int, partition: int, results: list[Result]) -> list[ResultRow]:
+        rows: list[ResultRow] = []
+        owns = self.plan.owns
+        name = self.query.name
+        encode = self._spliced if self._splice else self._formatted
+        for result in results:
+            t_max = max(e.ts for e in result)
+            if owns(group, t_max):
+                rid, body = encode(result, t_max)
+                rows.append((rid, name, float(t_max), partition, self._formatter.key(result), body))
+        self.stats.results += len(rows)
+        return rows
+
+    def _spliced(self, result: Result, t_max: float) -> tuple[str, bytes]:
+        """Return (id, output record) with the components' raw bytes spliced in."""
+        names, topics = self._names_json, self._topics
+        ts = str(t_max).encode() if type(t_max) is int else json.dumps(t_max).encode()
+        parts = [self._head, ts, b',"tuples":{']
+        frags = []
+        for i, e in enumerate(result):
+            if i:
+                parts.append(b",")
+            parts += (names[e.input], cast(RawRecord, e.record).raw)
+            frags.append(f"{topics[e.input]}:{e.partition}:{e.offset}")
+        rid = hashlib.blake2b("|".join(frags).encode(), digest_size=16).hexdigest()
+        parts += (b'},"id":"', rid.encode(), b'"}')
+        return rid, b"".join(parts)
+
+    def _formatted(self, result: Result, t_max: float) -> tuple[str, bytes]:
+        """Return (id, output record) with the `select`ed fields, JSON-encoded."""
+        value = self._formatter.value(result)
+        return value["id"], json.dumps(value, separators=(",", ":")).encode()
+
+    def _malformed(self, reason: str) -> None:
+        self.stats.malformed += 1
+        short = reason.split(":", 1)[0]
+        self.stats.malformed_reasons[short] = self.stats.malformed_reasons.get(short, 0) + 1
+
+
+def results_frame(rows: list[ResultRow]) -> pd.DataFrame:
+    """Return result rows as a pandas frame of `RESULT_COLUMNS`."""
+    return pd.DataFrame.from_records(rows, columns=list(RESULT_COLUMNS))

@@ -1,0 +1,162 @@
+"""`streamjoin backfill QUERY --from T1 --to T2`: a query's results over the archive, with Spark.
+
+Results with `t_max` in `[T1, T2)` go to the query's output topic, or to Parquet files with `--out`.
+Spark runs in local mode (`local[2]`) unless `--master` or `spark-submit` says otherwise. Progress
+is a bar on stderr (when it is a terminal) and, with `--status-file`, a JSON status file; the summary
+is one JSON line on stdout. Exit codes: 0 done, 1 the job failed, 2 bad arguments or query.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import time
+import traceback
+from pathlib import Path
+from types import FrameType
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from streamjoin.query import QueryDef, QueryError, parse_query
+from streamjoin.settings import load_settings
+
+__all__ = ["backfill_command", "load_query_file", "register"]
+
+
+def load_query_file(path: Path) -> QueryDef:
+    """Read a query JSON file (the query itself, or a registry record with a `definition`)."""
+    raw: Any = json.loads(path.read_text(encoding="utf-8"))
+    if isinstance(raw, dict) and "definition" in raw and "inputs" not in raw:
+        raw = raw["definition"]
+    return parse_query(raw)
+
+
+def backfill_command(
+    query_file: Annotated[Path, typer.Argument(help="The query JSON (semantics.md section 4).")],
+    from_: Annotated[str, typer.Option("--from", help="First t_max included: a number or ISO-8601 (ms).")],
+    to: Annotated[str, typer.Option("--to", help="First t_max excluded: a number or ISO-8601 (ms).")],
+    out: Annotated[
+        str | None, typer.Option(help="Write Parquet files here (a directory or URL) instead of the topic.")
+    ] = None,
+    archive_url: Annotated[
+        str | None, typer.Option(help="The archive (default: $STREAMJOIN_ARCHIVE_URL).")
+    ] = None,
+    bootstrap: Annotated[str | None, typer.Option("--bootstrap", "-b", help="Broker host:port.")] = None,
+    master: Annotated[
+        str | None, typer.Option(help="Spark master (default: spark-submit's, else local[2]).")
+    ] = None,
+    tasks: Annotated[
+        int | None, typer.Option(help="Spark tasks of the join stage (default: 4 locally).")
+    ] = None,
+    driver_memory: Annotated[str, typer.Option(help="Driver memory in local mode.")] = "1g",
+    rows_lookback: Annotated[
+        float | None, typer.Option(help="Bound on how far before --from rows windows are looked for.")
+    ] = None,
+    status_file: Annotated[Path | None, typer.Option(help="Keep a JSON status file up to date here.")] = None,
+) -> None:
+    """Compute a query's results over an archived time range with Spark and write them."""
+    from streamjoin.backfill.plan import parse_time
+    from streamjoin.backfill.status import StatusFile
+
+    err = Console(stderr=True)
+    status = StatusFile(status_file) if status_file is not None else None
+    try:
+        query = load_query_file(query_file)
+        start, end = parse_time(from_), parse_time(to)
+        if end <= start:
+            raise ValueError(f"--to ({to}) must be after --from ({from_})")
+    except (OSError, json.JSONDecodeError, QueryError, ValueError) as exc:
+        if status is not None:
+            status.update(state="failed", error=str(exc), finished_at=time.time())
+        err.print(f"streamjoin backfill: {exc}", markup=False, highlight=False)
+        raise typer.Exit(2) from None
+    settings = load_settings(kafka_bootstrap=bootstrap, archive_url=archive_url)
+    if status is not None:
+        status.update(
+            state="starting", query=query.name, start=start, end=end, out=out, started_at=time.time()
+        )
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        summary = _run(query, start, end, out, settings.archive_url, settings.kafka_bootstrap, master, tasks,
+                       driver_memory, rows_lookback, status, err)  # fmt: skip
+    except KeyboardInterrupt:
+        if status is not None:
+            status.update(state="cancelled", finished_at=time.time())
+        err.print("streamjoin backfill: cancelled")
+        raise typer.Exit(130) from None
+    except Exception as exc:
+        if status is not None:
+            status.update(state="failed", error=f"{type(exc).__name__}: {exc}", finished_at=time.time())
+        traceback.print_exc(file=sys.stderr)
+        raise typer.Exit(1) from None
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    if status is not None:
+        status.update(state="succeeded", progress=1.0, finished_at=time.time(), summary=summary)
+    print(json.dumps(summary, sort_keys=True))
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def _run(
+    query: QueryDef,
+    start: float,
+    end: float,
+    out: str | None,
+    archive_url: str,
+    bootstrap: str,
+    master: str | None,
+    tasks: int | None,
+    driver_memory: str,
+    rows_lookback: float | None,
+    status: Any,
+    err: Console,
+) -> dict[str, Any]:
+    from streamjoin.backfill.job import BackfillJob
+    from streamjoin.backfill.progress import JobProgress
+    from streamjoin.backfill.session import spark_session
+    from streamjoin.backfill.sink import SinkSpec
+
+    sink = SinkSpec("parquet", out) if out is not None else SinkSpec("kafka", query.output_topic, bootstrap)
+    spark = spark_session(master, shuffle_partitions=tasks, driver_memory=driver_memory)
+    try:
+        job = BackfillJob(spark, query, start, end, archive_url, tasks=tasks, rows_lookback=rows_lookback)
+        if status is not None:
+            status.update(state="running", strategy=job.plan.strategy, progress=0.0)
+        with Progress(
+            TextColumn(f"back-fill {query.name}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("tasks"),
+            TimeElapsedColumn(),
+            console=err,
+            disable=not err.is_terminal,
+        ) as bar:
+            task = bar.add_task("back-fill", total=None)
+
+            def report(progress: JobProgress) -> None:
+                bar.update(task, completed=progress.tasks_done, total=progress.tasks_total or None)
+                if status is not None:
+                    status.update(
+                        progress=round(progress.fraction, 4),
+                        tasks_done=progress.tasks_done,
+                        tasks_total=progress.tasks_total,
+                        join_tasks_done=progress.join_done,
+                        join_tasks=progress.join_total,
+                    )
+
+            summary = job.write(sink, on_progress=report)
+        return summary.as_dict()
+    finally:
+        spark.stop()
+
+
+def register(app: typer.Typer) -> None:
+    """Add the `backfill` command to `app`."""
+    app.command("backfill")(backfill_command)

@@ -1,0 +1,137 @@
+"""The control plane's job runner (`BackfillJobs`) and the `streamjoin backfill` command.
+
+The fast tests run a stand-in command that writes status files like the real one; the slow test
+runs the real command (its own Spark driver) through `BackfillJobs` and checks its output.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from collections import Counter
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from streamjoin.backfill.jobs import BackfillJobs, JobNotFoundError
+
+from .workload import WINDOWS, Oracle, make_query, make_workload
+
+QUERY = {
+    "name": "flows",
+    "inputs": [
+        {"stream": "a", "topic": "net.a", "timestamp": "ts", "window": {"range": 100}},
+        {"stream": "b", "topic": "net.b", "timestamp": "ts", "window": {"rows": 50}},
+    ],
+    "where": [["a.src", "=", "b.src"]],
+    "output": {"topic": "flows.out"},
+}
+
+STAND_IN = textwrap.dedent(
+    """
+    import json, sys, time
+    args = sys.argv[1:]
+    status = args[args.index("--status-file") + 1]
+    def write(**fields):
+        try:
+            current = json.load(open(status))
+        except Exception:
+            current = {}
+        current.update(fields)
+        json.dump(current, open(status, "w"))
+    mode = args[args.index("--from") + 1]
+    write(state="running", progress=0.5, tasks_done=2, tasks_total=4)
+    if mode == "1":
+        write(state="succeeded", progress=1.0, summary={"results": 3})
+    elif mode == "2":
+        sys.exit(3)  # dies without a final status
+    else:
+        time.sleep(60)
+    """
+)
+
+
+@pytest.fixture
+def jobs(tmp_path: Path) -> BackfillJobs:
+    script = tmp_path / "stand_in.py"
+    script.write_text(STAND_IN)
+    return BackfillJobs(tmp_path / "jobs", command=[sys.executable, str(script)])
+
+
+def test_job_succeeds(jobs: BackfillJobs) -> None:
+    started = jobs.start(QUERY, 1, 2)
+    assert started.query == "flows" and started.state in {"starting", "running", "succeeded"}
+    done = jobs.wait("flows", started.id, timeout_s=30)
+    assert done.state == "succeeded" and done.progress == 1.0 and done.summary == {"results": 3}
+    assert [j.id for j in jobs.list("flows")] == [started.id]
+    assert jobs.list("other") == []
+
+
+def test_job_that_dies_is_failed(jobs: BackfillJobs) -> None:
+    started = jobs.start(QUERY, 2, 3)
+    done = jobs.wait("flows", started.id, timeout_s=30)
+    assert done.state == "failed" and done.error is not None
+
+
+def test_job_can_be_cancelled(jobs: BackfillJobs) -> None:
+    started = jobs.start(QUERY, 5, 6)
+    for _ in range(100):
+        if jobs.get("flows", started.id).state == "running":
+            break
+        import time
+
+        time.sleep(0.1)
+    assert jobs.get("flows", started.id).progress == 0.5
+    assert jobs.cancel("flows", started.id, timeout_s=5).state == "cancelled"
+    with pytest.raises(JobNotFoundError):
+        jobs.get("flows", "nope")
+    with pytest.raises(JobNotFoundError):
+        jobs.get("../flows", started.id)
+
+
+def test_cli_rejects_bad_input_without_spark(tmp_path: Path) -> None:
+    bad = tmp_path / "q.json"
+    bad.write_text(json.dumps({**QUERY, "inputs": QUERY["inputs"][:1]}))
+    cli = [sys.executable, "-c", "from streamjoin.cli.main import main; main()", "backfill"]
+    run = subprocess.run(
+        [*cli, str(bad), "--from", "0", "--to", "10"], capture_output=True, text=True, timeout=60
+    )
+    assert run.returncode == 2 and "inputs" in run.stderr and run.stdout == ""
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(QUERY))
+    run = subprocess.run(
+        [*cli, str(good), "--from", "10", "--to", "5"], capture_output=True, text=True, timeout=60
+    )
+    assert run.returncode == 2 and "--to" in run.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_real_backfill_job(tmp_path: Path) -> None:
+    topics = {"a": "job.a", "b": "job.b", "c": "job.c"}
+    w = make_workload(topics, partitions=2, records=600, seed=9)
+    archive = str(tmp_path / "archive")
+    w.write_archive(archive)
+    query = make_query("jobq", "rows", topics)
+    raw = {
+        "name": "jobq",
+        "inputs": [
+            {"stream": s, "topic": topics[s], "timestamp": "ts", "window": w}
+            for s, w in WINDOWS["rows"].items()
+        ],
+        "where": [["a.k", "=", "b.k"], ["b.k", "=", "c.k"], ["a.v", ">=", "c.v"]],
+        "output": {"topic": "jobq.out"},
+    }
+    jobs = BackfillJobs(tmp_path / "jobs", env={"STREAMJOIN_ARCHIVE_URL": archive})
+    out = str(tmp_path / "out")
+    started = jobs.start(raw, 100, 400, out=out, extra_args=["--tasks", "2"])
+    done = jobs.wait("jobq", started.id, timeout_s=240)
+    log = (tmp_path / "jobs" / "jobq" / started.id / "job.log").read_text(errors="replace")
+    assert done.state == "succeeded", f"{done}\n{log[-3000:]}"
+    assert done.progress == 1.0 and done.tasks_done == done.tasks_total > 0
+    got = Counter(pq.read_table(out).column("id").to_pylist())
+    want = Oracle(query, w.events).ids(100, 400)
+    assert got == want and done.summary is not None and done.summary["results"] == sum(want.values())
