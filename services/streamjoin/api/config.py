@@ -45,6 +45,9 @@ class ApiSettings(Settings):
     api_results_max_limit: int = Field(default=100_000, gt=0, description="Most results one request returns.")
     api_ready_timeout_ms: int = Field(default=3_000, gt=0, description="Time each readiness check may take.")
     api_log_level: str = Field(default="info", description="Log level of the control plane.")
+    api_backfill_dir: str = Field(
+        default="./backfill-jobs", description="Where back-fill jobs keep their query, status and log."
+    )
 
 
 def load_api_settings(**flags: Any) -> ApiSettings:

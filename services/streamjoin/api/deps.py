@@ -15,9 +15,11 @@ from streamjoin.api.services import (
     ResultService,
     StreamService,
 )
+from streamjoin.backfill.jobs import BackfillJobs
 from streamjoin.registry import RegistryStore
 
 __all__ = [
+    "BackfillJobsDep",
     "ControlServiceDep",
     "HealthServiceDep",
     "PlanServiceDep",
@@ -43,6 +45,15 @@ def get_store(request: Request) -> RegistryStore:
 
 SettingsDep = Annotated[ApiSettings, Depends(get_settings)]
 StoreDep = Annotated[RegistryStore, Depends(get_store)]
+
+
+def get_backfill_jobs(request: Request) -> BackfillJobs:
+    """Return the back-fill job runner built at start-up."""
+    jobs: BackfillJobs = request.app.state.backfill_jobs
+    return jobs
+
+
+BackfillJobsDep = Annotated[BackfillJobs, Depends(get_backfill_jobs)]
 
 
 def get_stream_service(store: StoreDep) -> StreamService:

@@ -15,6 +15,7 @@ import streamjoin
 from streamjoin.api.config import ApiSettings, check_api_settings
 from streamjoin.api.errors import install_error_handlers
 from streamjoin.api.routes import health_router, metrics_router, v1_router
+from streamjoin.backfill.jobs import BackfillJobs
 from streamjoin.registry import RegistryStore
 
 __all__ = ["create_app"]
@@ -32,6 +33,7 @@ def create_app(settings: ApiSettings) -> FastAPI:
             _log.warning("no STREAMJOIN_API_TOKEN: writes are open (development mode only)")
         async with RegistryStore(settings.redis_url, prefix=settings.api_registry_prefix) as store:
             app.state.store = store
+            app.state.backfill_jobs = BackfillJobs(settings.api_backfill_dir, env=settings.as_env())
             yield
 
     app = FastAPI(

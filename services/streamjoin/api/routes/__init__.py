@@ -2,7 +2,7 @@
 
 from fastapi import APIRouter, Depends
 
-from streamjoin.api.routes import control, health, metrics, plans, queries, results, streams
+from streamjoin.api.routes import backfills, control, health, metrics, plans, queries, results, streams
 from streamjoin.api.security import authorize
 
 __all__ = ["health_router", "metrics_router", "v1_router"]
@@ -13,6 +13,7 @@ v1_router.include_router(queries.router)
 v1_router.include_router(plans.router)
 v1_router.include_router(results.router)
 v1_router.include_router(control.router)
+v1_router.include_router(backfills.router)
 
 metrics_router = APIRouter(dependencies=[Depends(authorize)])
 metrics_router.include_router(metrics.router)

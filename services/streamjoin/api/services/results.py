@@ -65,7 +65,7 @@ class ResultService:
                 yield ResultEvent("end", reason="timeout")
                 return
             consumer.assign(partitions)
-            await _position(consumer, partitions, start)
+            await _position(consumer, partitions, start, deadline)
             yield ResultEvent("positioned")
             quiet_since = time.monotonic()
             while count < limit and (left := deadline - time.monotonic()) > 0:
@@ -116,19 +116,42 @@ class ResultService:
             await asyncio.sleep(0.5)
 
 
-async def _position(consumer: AIOKafkaConsumer, partitions: list[TopicPartition], start: StartAt) -> None:
+async def _position(
+    consumer: AIOKafkaConsumer, partitions: list[TopicPartition], start: StartAt, deadline: float
+) -> None:
     if start == "earliest":
         await consumer.seek_to_beginning(*partitions)
     elif start == "latest":
-        await consumer.seek_to_end(*partitions)
+        ends = await _end_offsets(consumer, partitions, deadline)
+        for tp in partitions:
+            consumer.seek(tp, ends[tp])
     else:
         found = await consumer.offsets_for_times({tp: start for tp in partitions})
-        ends = await consumer.end_offsets(partitions)
+        ends = await _end_offsets(consumer, partitions, deadline)
         for tp in partitions:
             hit = found.get(tp)
             consumer.seek(tp, hit.offset if hit is not None else ends[tp])
     for tp in partitions:
         await consumer.position(tp)
+
+
+async def _end_offsets(
+    consumer: AIOKafkaConsumer, partitions: list[TopicPartition], deadline: float
+) -> dict[TopicPartition, int]:
+    """Return the offset of the next record of each (assigned) partition.
+
+    The embedded broker answers ListOffsets(latest) with the base offset of the partition's last
+    record batch, not its end (architecture.md; `seek_to_end` would replay that batch), so the
+    partitions are fetched once from there and the high watermark of the fetch response is used.
+    """
+    listed = await consumer.end_offsets(partitions)
+    for tp in partitions:
+        consumer.seek(tp, listed[tp])
+    while any(consumer.highwater(tp) is None for tp in partitions):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"no fetch response for {partitions}")
+        await consumer.getmany(*partitions, timeout_ms=100, max_records=1)
+    return {tp: max(int(consumer.highwater(tp) or 0), listed[tp]) for tp in partitions}
 
 
 def _decode(raw: bytes | None) -> Any:

@@ -1,0 +1,65 @@
+"""`/v1/queries/{name}/backfills`: start a real Spark back-fill over REST and follow it to the end."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .conftest import StartApi
+from .server import ApiServer
+
+QUERY: dict[str, Any] = {
+    "name": "pairs",
+    "inputs": [
+        {"stream": "a", "window": {"range": 100}},
+        {"stream": "c", "window": {"range": 100}},
+    ],
+    "where": [["a.src", "=", "c.src"]],
+    "output": {"topic": "pairs.out"},
+}
+
+
+def _register(api: ApiServer) -> None:
+    for body in (
+        {"name": "a", "topic": "net.a", "timestamp": "ts"},
+        {"name": "c", "topic": "net.c", "timestamp": "ts"},
+    ):
+        assert api.client.post("/v1/streams", json=body).status_code == 201
+    assert api.client.post("/v1/queries", json=QUERY).status_code == 201
+
+
+def test_refusals_name_the_problem(api: ApiServer) -> None:
+    assert api.client.post("/v1/queries/nope/backfills", json={"from": 0, "to": 10}).status_code == 404
+    assert api.client.get("/v1/queries/nope/backfills").status_code == 404
+    _register(api)
+    bad = api.client.post("/v1/queries/pairs/backfills", json={"from": 10, "to": 10})
+    assert bad.status_code == 422 and "to" in bad.text
+    assert api.client.post("/v1/queries/pairs/backfills", json={"to": 10}).status_code == 422
+    assert api.anon.post("/v1/queries/pairs/backfills", json={"from": 0, "to": 10}).status_code == 401
+    assert api.client.get("/v1/queries/pairs/backfills/0123456789ab").status_code == 404
+    assert api.client.get("/v1/queries/pairs/backfills").json() == []
+
+
+@pytest.mark.slow
+def test_a_backfill_started_over_rest_runs_to_the_end(start_api: StartApi, tmp_path: Path) -> None:
+    archive = tmp_path / "archive"
+    archive.mkdir()
+    with start_api(archive_url=str(archive), api_backfill_dir=str(tmp_path / "jobs")) as api:
+        _register(api)
+        started = api.client.post(
+            "/v1/queries/pairs/backfills", json={"from": 0, "to": 1000, "out": str(tmp_path / "out")}
+        )
+        assert started.status_code == 202, started.text
+        job = started.json()
+        assert job["query"] == "pairs" and job["state"] in ("starting", "running")
+        deadline = time.monotonic() + 300
+        while job["state"] not in ("succeeded", "failed", "cancelled") and time.monotonic() < deadline:
+            time.sleep(1)
+            job = api.client.get(f"/v1/queries/pairs/backfills/{job['id']}").json()
+        assert job["state"] == "succeeded", job
+        assert job["progress"] == pytest.approx(1.0)
+        listed = api.client.get("/v1/queries/pairs/backfills").json()
+        assert [j["id"] for j in listed] == [job["id"]]
