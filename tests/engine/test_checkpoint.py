@@ -72,11 +72,19 @@ class CommittedState:
         return engine
 
 
-def run_with_crashes(case: Case, query: QueryDef, rng: random.Random) -> Counter[Any]:
+def run_with_crashes(
+    case: Case, query: QueryDef, rng: random.Random, switch_to: list[QueryDef] | None = None
+) -> Counter[Any]:
+    """Run `case` with crashes before and after commits; each recovery may switch the query's modes.
+
+    `switch_to`: the definitions a recovery picks from (a control change restarts the operator from
+    its checkpoint with the new evaluation and expiration modes); by default `query` throughout.
+    """
     partitions: dict[str, list[int]] = {
         s: sorted({e.partition for e in case.events} | {0}) for s in query.stream_names
     }
     state = CommittedState()
+    choices = switch_to or [query]
     engine = state.recover(query, partitions)
     events = case.events
     crashes = 0
@@ -89,11 +97,11 @@ def run_with_crashes(case: Case, query: QueryDef, rng: random.Random) -> Counter
             results += engine.finish()
         if rng.random() < 0.25 and crashes < 20:  # crash before the commit: the batch is redone
             crashes += 1
-            engine = state.recover(query, partitions)
+            engine = state.recover(rng.choice(choices), partitions)
             continue
         state.commit(engine, results, end)
         if rng.random() < 0.25:  # crash after the commit
-            engine = state.recover(query, partitions)
+            engine = state.recover(rng.choice(choices), partitions)
     return Counter(state.results)
 
 
@@ -106,6 +114,21 @@ def test_crash_and_restore_equals_oracle(case: Case, mode: dict[str, Any], seed:
     }
     expected = expected_results(query, case.events, partitions=partitions)
     got = run_with_crashes(case, query, random.Random(seed))
+    assert got == expected, (
+        f"missing {expected - got}, extra or duplicated {got - expected}\n{case.describe()}"
+    )
+
+
+@engine_settings(examples=60)
+@given(case=cases(n=(2, 3, 4)), seed=st.integers(0, 2**32 - 1))
+def test_mode_switches_at_restore_keep_the_result_set(case: Case, seed: int) -> None:
+    """Eager <-> lazy switches (a PATCH restarts the operator from its checkpoint): none lost or doubled."""
+    queries = [with_modes(case.raw, **mode) for mode in MODES]
+    partitions = {
+        (s, p) for s in queries[0].stream_names for p in sorted({e.partition for e in case.events} | {0})
+    }
+    expected = expected_results(queries[0], case.events, partitions=partitions)
+    got = run_with_crashes(case, queries[0], random.Random(seed), switch_to=queries)
     assert got == expected, (
         f"missing {expected - got}, extra or duplicated {got - expected}\n{case.describe()}"
     )
