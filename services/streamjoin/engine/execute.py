@@ -19,7 +19,7 @@ from itertools import product
 from typing import Any
 
 from streamjoin.engine.entry import Entry
-from streamjoin.engine.program import Partial, Program
+from streamjoin.engine.program import Partial, Program, Step
 from streamjoin.engine.window import WindowStore
 
 __all__ = ["CrossStep", "WindowRuntime", "admits", "run_cross_product", "run_general", "run_origin_first"]
@@ -160,20 +160,7 @@ def run_origin_first(
             else:
                 partials = [p + (u,) for p in partials for u in valid if check(p, u)]
         else:
-            src, field = step.probe_src_field, step.probe_field
-            cache: dict[Any, Sequence[Entry]] = {}
-            extended: list[Partial] = []
-            for p in partials:
-                value = p[pos].record[src]  # type: ignore[index]
-                found = cache.get(value)
-                if found is None:
-                    found = cache[value] = _admit(_candidates(w.table, field, value), k, w, check_seq)
-                valid = found
-                if check is None:
-                    extended.extend([p + (u,) for u in valid])
-                else:
-                    extended.extend([p + (u,) for u in valid if check(p, u)])
-            partials = extended
+            partials = _extend_probed(partials, step, w, 0, check_seq)
         if not partials:
             return partials
     return partials
@@ -198,26 +185,35 @@ def run_general(batch: Sequence[Entry], program: Program, windows: dict[str, Win
             return []
     partials = _bind_origin(partials, batch, program, windows)
     for step in program.steps[p_origin + 1 :]:
-        w = windows[step.stream]
-        check = step.check
-        pos, src, field = step.probe_pos, step.probe_src_field, step.probe_field
-        anchored: dict[tuple[int, Any], Sequence[Entry]] = {}
-        extended = []
-        for p in partials:
-            k = p[p_origin]
-            value = p[pos].record[src] if pos is not None else None  # type: ignore[index]
-            found = anchored.get((k.seq, value))
-            if found is None:
-                found = anchored[(k.seq, value)] = _admit(_candidates(w.table, field, value), k, w, True)
-            valid = found
-            if check is None:
-                extended.extend([p + (u,) for u in valid])
-            else:
-                extended.extend([p + (u,) for u in valid if check(p, u)])
-        partials = extended
+        partials = _extend_probed(partials, step, windows[step.stream], p_origin, True)
         if not partials:
             return []
     return partials
+
+
+def _extend_probed(
+    partials: list[Partial], step: Step, w: WindowRuntime, origin_pos: int, check_seq: bool
+) -> list[Partial]:
+    """Extend each partial result by the candidates of `step`'s window it joins with.
+
+    Candidates come from the bucket of the partial's probed value (or the whole window) and are
+    admitted against the partial's new record (at `origin_pos`); each (new record, value) pair is
+    looked up and admitted once.
+    """
+    check, pos, src, field = step.check, step.probe_pos, step.probe_src_field, step.probe_field
+    admitted: dict[tuple[int, Any], Sequence[Entry]] = {}
+    extended: list[Partial] = []
+    for p in partials:
+        k = p[origin_pos]
+        value = p[pos].record[src] if pos is not None else None  # type: ignore[index]
+        valid = admitted.get((k.seq, value))
+        if valid is None:
+            valid = admitted[(k.seq, value)] = _admit(_candidates(w.table, field, value), k, w, check_seq)
+        if check is None:
+            extended.extend([p + (u,) for u in valid])
+        else:
+            extended.extend([p + (u,) for u in valid if check(p, u)])
+    return extended
 
 
 def _extend_unanchored(

@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from streamjoin.query.model import FieldRef, QueryDef
+from streamjoin.engine.program import equality_classes
+from streamjoin.query.model import QueryDef
 
 __all__ = ["JoinGraph"]
 
@@ -31,26 +32,8 @@ class JoinGraph:
 
     @classmethod
     def from_query(cls, query: QueryDef) -> JoinGraph:
-        """Return the graph of `query`'s equi-join edges (union-find over their fields)."""
-        parent: dict[tuple[str, str], tuple[str, str]] = {}
-
-        def find(x: tuple[str, str]) -> tuple[str, str]:
-            parent.setdefault(x, x)
-            while parent[x] != x:
-                parent[x] = parent[parent[x]]
-                x = parent[x]
-            return x
-
-        for edge in query.join_edges:
-            left, right = edge.left, edge.right
-            if isinstance(left, FieldRef) and isinstance(right, FieldRef):
-                a, b = find((left.stream, left.field)), find((right.stream, right.field))
-                if a != b:
-                    parent[max(a, b)] = min(a, b)
-        groups: dict[tuple[str, str], set[tuple[str, str]]] = {}
-        for member in list(parent):
-            groups.setdefault(find(member), set()).add(member)
-        classes = sorted((frozenset(g) for g in groups.values()), key=lambda g: min(g))
+        """Return the graph of `query`'s equi-join edges: the engine's classes of equal fields."""
+        classes = sorted((frozenset(c) for c in equality_classes(query)), key=lambda g: min(g))
         return cls(query.stream_names, tuple(classes))
 
     def fields(self, stream: str, klass: int) -> tuple[str, ...]:
