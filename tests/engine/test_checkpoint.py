@@ -17,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from streamjoin.engine import Entry, MultiJoin
-from streamjoin.query import QueryDef
+from streamjoin.query import QueryDef, parse_query
 from streamjoin.testing import expected_results, result_key
 
 from .profiles import engine_settings
@@ -135,8 +135,6 @@ def test_mode_switches_at_restore_keep_the_result_set(case: Case, seed: int) -> 
 
 
 def test_take_delta_needs_journal() -> None:
-    from .strategies import parse_query
-
     raw = {
         "name": "q",
         "inputs": [

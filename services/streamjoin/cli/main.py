@@ -30,15 +30,13 @@ def _root() -> None:
 _COMMANDS = ("replay", "plan", "dev", "topics", "archiver", "backfill", "api", "joiner")
 
 for _name in _COMMANDS:
-    try:
-        _module = importlib.import_module(f"streamjoin.cli.{_name}")
-    except ModuleNotFoundError as exc:  # a sub-command still being written must not break the others
-        if exc.name != f"streamjoin.cli.{_name}":
-            raise
-        continue
-    _module.register(app)
+    importlib.import_module(f"streamjoin.cli.{_name}").register(app)
 
 
 def main() -> None:
     """Run the command line."""
     app()
+
+
+if __name__ == "__main__":
+    main()
