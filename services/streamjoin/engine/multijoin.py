@@ -387,6 +387,8 @@ class MultiJoin:
                     self._join_one(k, check_seq, results)
             i = j
         self._next_seq = seq
+        # Every released record is joined: a switch to lazy evaluation (restore) must not join them again.
+        self._last_joined_seq = seq - 1
 
     def _join_batch(self, results: list[Result]) -> None:
         batch, self._batch = self._batch, []
@@ -437,6 +439,7 @@ class MultiJoin:
             "watermark": self.watermark,
             "last_released_ts": self._last_released_ts,
             "last_joined_seq": self._last_joined_seq,
+            "lazy_evaluation": self._lazy_eval,
             "eval_epoch": self._eval_epoch,
             "exp_epoch": self._exp_epoch,
             "max_ts": [[i, p, ts] for (i, p), ts in self._max_ts.items()],
@@ -455,6 +458,17 @@ class MultiJoin:
         waiting = sorted(
             (e for e in entries if e.seq <= 0), key=lambda e: (e.ts, e.input, e.partition, e.offset)
         )
+        # Released but not joined yet: a lazy batch still waiting for its evaluation. The checkpoint
+        # may come from the other evaluation mode (a control change restarts from it); eager
+        # evaluation joins every record it releases. Checkpoints without the flag were written in
+        # the current mode.
+        written_lazy = bool(scalars.get("lazy_evaluation", self._lazy_eval))
+        last_joined = int(scalars["last_joined_seq"]) if written_lazy else int(scalars["next_seq"]) - 1
+        unjoined = [e for e in released if e.seq > last_joined]
+        if not self._lazy_eval and unjoined:
+            # Eager now: release them again (first, in release order), so each is joined on arrival.
+            released = released[: len(released) - len(unjoined)]
+            waiting = [*unjoined, *waiting]
         for entry in released:
             self._tables[entry.input].insert(entry)
         for entry in waiting:  # sorted: they form the in-order run, ahead of any new arrival
@@ -464,7 +478,7 @@ class MultiJoin:
         self._next_seq = int(scalars["next_seq"])
         self.watermark = float(scalars["watermark"])
         self._last_released_ts = float(scalars["last_released_ts"])
-        self._last_joined_seq = int(scalars["last_joined_seq"])
+        self._last_joined_seq = last_joined
         self._eval_epoch = scalars["eval_epoch"]
         self._exp_epoch = scalars["exp_epoch"]
         for i, p, ts in scalars["max_ts"]:
@@ -473,7 +487,7 @@ class MultiJoin:
         self._update_watermark()
         self.plan_changes = int(scalars.get("plan_changes", 0))
         if self._lazy_eval:
-            self._batch = [e for e in released if e.seq > self._last_joined_seq]
+            self._batch = unjoined
         if self._journal is not None:
             self._journal.take({})
 

@@ -17,7 +17,13 @@ import faust
 from faust.transport.conductor import Conductor
 from faust.transport.drivers.aiokafka import Consumer as AIOKafkaConsumer
 
-__all__ = ["AssignmentOnlyConsumer", "FastResubscribeConductor", "add_input_topics", "make_app"]
+__all__ = [
+    "AssignmentOnlyConsumer",
+    "FastResubscribeConductor",
+    "add_input_topics",
+    "crashed_services",
+    "make_app",
+]
 
 
 class AssignmentOnlyConsumer(AIOKafkaConsumer):
@@ -29,6 +35,19 @@ class AssignmentOnlyConsumer(AIOKafkaConsumer):
 
     def verify_event_path(self, now: float, tp: Any) -> None:
         """Skip Faust's "stream has not started processing" check: no Faust stream reads these."""
+
+    async def subscribe(self, topics: Iterable[str]) -> None:
+        """Subscribe to `topics`; an empty subscription (no query registered yet) is a no-op.
+
+        aiokafka refuses to subscribe to nothing (`TypeError: You should provide either 'topics' or
+        'pattern'`), which crashed the conductor of a worker started with an empty registry, so it
+        never subscribed to the topics of queries registered later. The worker always subscribes to
+        the anchor topic (`topic_setup.ANCHOR_TOPIC`: Faust only finishes starting after the group's
+        first rebalance), so this is a guard: the conductor then waits for its first topic.
+        """
+        names = sorted(set(topics))
+        if names:
+            await super().subscribe(names)
 
 
 class FastResubscribeConductor(Conductor):
@@ -75,6 +94,24 @@ def make_app(
     # `create_conductor` instantiate `self.Consumer` / `self.Conductor`), other apps untouched.
     vars(app.transport).update(Consumer=AssignmentOnlyConsumer, Conductor=FastResubscribeConductor)
     return app
+
+
+def crashed_services(app: faust.App) -> list[str]:
+    """Return "what: why" for each of the app's group-membership services that crashed.
+
+    A crashed conductor or consumer never subscribes or heartbeats again, so the worker is not ready.
+    """
+    consumer = app.consumer
+    services = [
+        ("conductor", app.topics),
+        ("consumer", consumer),
+        ("consumer thread", getattr(consumer, "_thread", None)),
+    ]
+    return [
+        f"{what}: {type(service.crash_reason).__name__}: {service.crash_reason}"
+        for what, service in services
+        if service is not None and service.crashed
+    ]
 
 
 def add_input_topics(app: faust.App, topics: Iterable[str], known: set[str]) -> list[Any]:

@@ -71,6 +71,8 @@ class BatchBuilder:
         """Raw bytes of every entry the engine holds, by (input, offset): results splice them."""
         self._frag: dict[tuple[int, int], str] = {}
         """The id fragment `topic:partition:offset` of each held entry (cached: ids hash them)."""
+        self._keys: dict[tuple[int, int], bytes] = {}
+        """The output key (JSON of the first join field) of each held entry of the key input (cached)."""
         key_ref = query.first_join_field
         self._key_input = query.input_index(key_ref.stream) if key_ref is not None else None
         self._key_field_name = key_ref.field if key_ref is not None else None
@@ -86,6 +88,7 @@ class BatchBuilder:
         """Start over from a checkpoint's entries (their raw bytes)."""
         self.raw = dict(raws)
         self._frag = {}
+        self._keys = {}
 
     @property
     def topics(self) -> list[str]:
@@ -158,9 +161,11 @@ class BatchBuilder:
         expired = [e for e in delta.expired if (e.input, e.offset) not in added_ids]
         encode = self._splice_result if self._splice else self._encode_result
         records = [encode(r) for r in results]
+        frags, keys_cache = self._frag, self._keys
         for ident in expired_ids:
             raws.pop(ident, None)
-            self._frag.pop(ident, None)
+            frags.pop(ident, None)
+            keys_cache.pop(ident, None)
         watermark = engine.watermark
         hll_slice = math.floor(watermark / self._hll_slice_width) if math.isfinite(watermark) else 0
         counters = {"records_in": count, "results": len(records), "late": late, "dead": len(dead)}
@@ -198,7 +203,10 @@ class BatchBuilder:
         The value and the id equal `ResultFormatter.value` / `result_id` (tests compare them).
         """
         raw, frags, topics = self.raw, self._frag, self._topics
-        ts = max(e.ts for e in result)
+        ts = result[0].ts
+        for e in result:
+            if e.ts > ts:
+                ts = e.ts
         parts = [self._head, str(ts).encode() if type(ts) is int else json.dumps(ts).encode(), b',"tuples":{']
         names = self._names_json
         ids = []
@@ -215,7 +223,11 @@ class BatchBuilder:
         parts += (b'},"id":"', rid, b'"}')
         key = None
         if self._key_input is not None:
-            key = json.dumps(result[self._key_input].record.get(self._key_field_name)).encode()
+            holder = result[self._key_input]
+            ident = (holder.input, holder.offset)
+            key = self._keys.get(ident)
+            if key is None:
+                key = self._keys[ident] = json.dumps(holder.record.get(self._key_field_name)).encode()
         return OutboxRecord(key, b"".join(parts), (("id", rid),))
 
     def _encode_result(self, result: Any) -> OutboxRecord:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
+from typing import Any
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
@@ -35,13 +36,20 @@ def new_consumer(bootstrap: str, *, client_id: str, fetch_wait_ms: int = 10) -> 
 
 
 async def partition_counts(consumer: AIOKafkaConsumer, topics: Iterable[str]) -> dict[str, int]:
-    """Return the partition count of each topic that exists (missing topics are left out)."""
+    """Return the partition count of each topic that exists (missing topics are left out).
+
+    Topics the consumer's cached metadata does not know are looked up in one fresh metadata request
+    for the whole cluster (`AIOKafkaConsumer` has no public call that refreshes its cache; `topics()`
+    makes the same request but returns only the names).
+    """
     counts: dict[str, int] = {}
+    fresh: Any = None
     for topic in topics:
         parts = consumer.partitions_for_topic(topic)
         if parts is None:
-            await consumer.force_metadata_update()
-            parts = consumer.partitions_for_topic(topic)
+            if fresh is None:
+                fresh = await consumer._client.fetch_all_metadata()  # noqa: SLF001 (no public refresh)
+            parts = fresh.partitions_for_topic(topic)
         if parts:
             counts[topic] = len(parts)
     return counts

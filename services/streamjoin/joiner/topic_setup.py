@@ -11,10 +11,32 @@ import time
 
 from streamjoin.topics import TopicSpec, broker_topics, create_topics
 
-__all__ = ["ensure_output_topics"]
+__all__ = ["ANCHOR_TOPIC", "ensure_anchor_topic", "ensure_output_topics"]
 
 _log = logging.getLogger(__name__)
 _VISIBLE_WITHIN_S = 10.0
+
+ANCHOR_TOPIC = "streamjoin.joiner"
+"""Internal topic every joiner subscribes to (never written), so that its consumer group has a
+subscription before any query is registered: aiokafka refuses an empty one, and Faust only finishes
+starting after the group's first rebalance."""
+
+
+def ensure_anchor_topic(bootstrap: str) -> None:
+    """Create `ANCHOR_TOPIC` (1 partition) if it is missing and wait until the broker lists it."""
+    existing = broker_topics(bootstrap)
+    if ANCHOR_TOPIC not in existing:
+        for result in create_topics(bootstrap, [TopicSpec(ANCHOR_TOPIC, "internal", 1)]):
+            if not result.ok:
+                raise RuntimeError(f"creating topic {ANCHOR_TOPIC} failed: {result.message}")
+            if result.outcome == "created":
+                _log.info("created topic %s", ANCHOR_TOPIC)
+    deadline = time.monotonic() + _VISIBLE_WITHIN_S
+    while ANCHOR_TOPIC not in existing:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"topic {ANCHOR_TOPIC} not visible in the broker's metadata")
+        time.sleep(0.1)
+        existing = broker_topics(bootstrap)
 
 
 def ensure_output_topics(bootstrap: str, output: str, dead_letter: str, partitions: int) -> tuple[int, int]:

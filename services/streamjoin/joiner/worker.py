@@ -19,7 +19,7 @@ from typing import Any
 
 from aiokafka import AIOKafkaConsumer
 
-from streamjoin.joiner.app import add_input_topics, make_app
+from streamjoin.joiner.app import add_input_topics, crashed_services, make_app
 from streamjoin.joiner.config import WorkerConfig
 from streamjoin.joiner.health import Health, serve_readiness
 from streamjoin.joiner.kafka_io import new_consumer, partition_counts
@@ -27,7 +27,7 @@ from streamjoin.joiner.operator import OutputTopics, PartitionOperator
 from streamjoin.joiner.planning import QueryPlanner
 from streamjoin.joiner.publisher import Publisher
 from streamjoin.joiner.registry_watch import QuerySpec, specs_from_snapshot
-from streamjoin.joiner.topic_setup import ensure_output_topics
+from streamjoin.joiner.topic_setup import ANCHOR_TOPIC, ensure_anchor_topic, ensure_output_topics
 from streamjoin.registry import PartitionState, RegistryStore
 from streamjoin.settings import Settings
 from streamjoin.state.base import StateUnavailableError
@@ -82,6 +82,9 @@ class JoinerWorker:
         tasks: list[asyncio.Task[None]] = []
         try:
             await self._retry_until_stopped("kafka", self._meta.start)
+            await self._retry_until_stopped(
+                "kafka", lambda: asyncio.to_thread(ensure_anchor_topic, self.settings.kafka_bootstrap)
+            )
             snapshot = await self._retry_until_stopped("redis", self._registry.snapshot)
             if snapshot is None:
                 return
@@ -94,7 +97,8 @@ class JoinerWorker:
             self._app.on_partitions_assigned.connect(self._on_assigned)
             self._specs, _ = specs_from_snapshot(snapshot)
             self._version = snapshot.version
-            add_input_topics(self._app, self._all_topics(), self._known_topics)
+            # The anchor topic keeps the group's subscription non-empty while no query is registered.
+            add_input_topics(self._app, {ANCHOR_TOPIC} | self._all_topics(), self._known_topics)
             self._app.finalize()
             await self._app.start()
             self.health.started = True
@@ -106,6 +110,7 @@ class JoinerWorker:
                     self._every(self.config.stats_interval_ms, self._publish_stats), name="stats"
                 ),
                 asyncio.create_task(self._every(self.config.replan_interval_ms, self._replan), name="replan"),
+                asyncio.create_task(self._every(1_000, self._check_faust), name="faust"),
             ]
             await self._stop.wait()
         finally:
@@ -349,6 +354,14 @@ class JoinerWorker:
                 self._report_status(q, p, "paused")
         # Also picks up what an earlier attempt could not do (topics missing, an operator that ended).
         self._kick()
+
+    async def _check_faust(self) -> None:
+        """Not ready while Faust's conductor or consumer is crashed (it would never rebalance again)."""
+        crashed = crashed_services(self._app) if self._app is not None else []
+        if crashed:
+            self.health.fail("faust", "; ".join(crashed))
+        else:
+            self.health.ok("faust")
 
     async def _publish_stats(self) -> None:
         for (q, p), op in list(self._ops.items()):
