@@ -72,6 +72,9 @@ def embedded_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Embedde
     """Start the embedded broker and Redis once per session; stop them at its end."""
     workdir = tmp_path_factory.mktemp("embedded-stack")
     with _sigterm_interrupts(), EmbeddedStack(workdir=workdir) as stack:
+        # Declared topics exist before any test's service runs, as in production (the topics job
+        # runs first): otherwise a joiner may create, say, the dead-letter topic with other partitions.
+        _create_declared_topics(stack.bootstrap)
         yield stack
 
 
@@ -87,14 +90,18 @@ def redis_server(embedded_stack: EmbeddedStack) -> str:
     return embedded_stack.redis_url
 
 
-@pytest.fixture(scope="session")
-def declared_topics(kafka_broker: str) -> TopicCatalog:
-    """Create every declared topic on the embedded broker; return the catalog."""
+def _create_declared_topics(bootstrap: str) -> TopicCatalog:
     catalog = load_catalog()
-    failed = [r for r in create_topics(kafka_broker, catalog) if not r.ok]
+    failed = [r for r in create_topics(bootstrap, catalog) if not r.ok]
     if failed:
         raise RuntimeError(f"creating the declared topics failed: {failed}")
     return catalog
+
+
+@pytest.fixture(scope="session")
+def declared_topics(kafka_broker: str) -> TopicCatalog:
+    """Create every declared topic on the embedded broker (idempotent); return the catalog."""
+    return _create_declared_topics(kafka_broker)
 
 
 @pytest.fixture
