@@ -14,7 +14,6 @@ again, so the watermark follows the feed instead of waiting for an input with no
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -101,9 +100,6 @@ class GroupRunner:
         # The output record, byte for byte as the live joiner writes it: without `select`, each
         # component is spliced in as the raw bytes it arrived as (joiner/batch.py `_splice_result`).
         self._splice = self.query.select is None
-        self._topics = [i.topic for i in self.query.inputs]
-        self._names_json = [json.dumps(s).encode() + b":" for s in self._names]
-        self._head = b'{"query":' + json.dumps(self.query.name).encode() + b',"ts":'
 
     def run(self, batches: Iterable[pd.DataFrame]) -> Iterator[list[ResultRow]]:
         """Join every group of `batches`; yield its owned results as rows, a few hundred at a time."""
@@ -187,18 +183,7 @@ class GroupRunner:
 
     def _spliced(self, result: Result, t_max: float) -> tuple[str, bytes]:
         """Return (id, output record) with the components' raw bytes spliced in."""
-        names, topics = self._names_json, self._topics
-        ts = str(t_max).encode() if type(t_max) is int else json.dumps(t_max).encode()
-        parts = [self._head, ts, b',"tuples":{']
-        frags = []
-        for i, e in enumerate(result):
-            if i:
-                parts.append(b",")
-            parts += (names[e.input], cast(RawRecord, e.record).raw)
-            frags.append(f"{topics[e.input]}:{e.partition}:{e.offset}")
-        rid = hashlib.blake2b("|".join(frags).encode(), digest_size=16).hexdigest()
-        parts += (b'},"id":"', rid.encode(), b'"}')
-        return rid, b"".join(parts)
+        return self._formatter.splice(result, lambda e: cast(RawRecord, e.record).raw)
 
     def _formatted(self, result: Result, t_max: float) -> tuple[str, bytes]:
         """Return (id, output record) with the `select`ed fields, JSON-encoded."""

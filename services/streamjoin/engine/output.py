@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from streamjoin.engine.entry import Entry
@@ -22,6 +22,8 @@ class ResultFormatter:
         self._topics = [i.topic for i in query.inputs]
         key_field = query.first_join_field
         self._key = (query.input_index(key_field.stream), key_field.field) if key_field else None
+        self._names_json = [json.dumps(name).encode() + b":" for name in self._names]
+        self._head = b'{"query":' + json.dumps(query.name).encode() + b',"ts":'
         self._select: dict[int, list[str]] | None = None
         if query.select is not None:
             self._select = {}
@@ -30,8 +32,46 @@ class ResultFormatter:
 
     def result_id(self, result: Sequence[Entry]) -> str:
         """Return the result's stable id: a digest of its components' (topic, partition, offset)."""
-        text = "|".join(f"{self._topics[e.input]}:{e.partition}:{e.offset}" for e in result)
-        return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+        return self._digest([self._fragment(e) for e in result])
+
+    def _fragment(self, e: Entry) -> str:
+        return f"{self._topics[e.input]}:{e.partition}:{e.offset}"
+
+    @staticmethod
+    def _digest(fragments: list[str]) -> str:
+        return hashlib.blake2b("|".join(fragments).encode(), digest_size=16).hexdigest()
+
+    def splice(
+        self,
+        result: Sequence[Entry],
+        raw: Callable[[Entry], bytes],
+        *,
+        fragments: dict[tuple[int, int], str] | None = None,
+    ) -> tuple[str, bytes]:
+        """Return (id, output record) built from each component's raw JSON bytes, as it arrived.
+
+        Equal to `encode` when the query has no `select` (every record is emitted whole), without
+        decoding and re-encoding the records: the joiner and the back-fill splice the bytes they read.
+        `fragments` caches each component's id fragment by (input, offset) across calls.
+        """
+        ts = max(e.ts for e in result)
+        parts = [self._head, str(ts).encode() if type(ts) is int else json.dumps(ts).encode(), b',"tuples":{']
+        ids = []
+        for i, e in enumerate(result):
+            if i:
+                parts.append(b",")
+            parts += (self._names_json[e.input], raw(e))
+            if fragments is None:
+                ids.append(self._fragment(e))
+            else:
+                ident = (e.input, e.offset)
+                fragment = fragments.get(ident)
+                if fragment is None:
+                    fragment = fragments[ident] = self._fragment(e)
+                ids.append(fragment)
+        rid = self._digest(ids)
+        parts += (b'},"id":"', rid.encode(), b'"}')
+        return rid, b"".join(parts)
 
     def key(self, result: Sequence[Entry]) -> bytes | None:
         """Return the Kafka key: the value of the first equi-join attribute, as JSON."""

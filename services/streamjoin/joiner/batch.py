@@ -6,7 +6,6 @@ outlive a batch (reader, formatter, the stream names of each topic, counters).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from collections.abc import Iterable, Mapping
@@ -77,9 +76,6 @@ class BatchBuilder:
         self._key_input = query.input_index(key_ref.stream) if key_ref is not None else None
         self._key_field_name = key_ref.field if key_ref is not None else None
         self._splice = query.select is None
-        self._topics = [i.topic for i in query.inputs]
-        self._names_json = [json.dumps(i.stream).encode() + b":" for i in query.inputs]
-        self._head = b'{"query":' + json.dumps(query.name).encode() + b',"ts":'
         largest = query.largest_window
         self._hll_slice_width = largest if largest > 0 else _HLL_SLICE_ROWS_MS
         self._has_rows = any(not isinstance(i.window, RangeWindow) for i in query.inputs)
@@ -202,25 +198,11 @@ class BatchBuilder:
 
         The value and the id equal `ResultFormatter.value` / `result_id` (tests compare them).
         """
-        raw, frags, topics = self.raw, self._frag, self._topics
-        ts = result[0].ts
-        for e in result:
-            if e.ts > ts:
-                ts = e.ts
-        parts = [self._head, str(ts).encode() if type(ts) is int else json.dumps(ts).encode(), b',"tuples":{']
-        names = self._names_json
-        ids = []
-        for i, e in enumerate(result):
-            ident = (e.input, e.offset)
-            if i:
-                parts.append(b",")
-            parts += (names[e.input], raw[ident])
-            frag = frags.get(ident)
-            if frag is None:
-                frag = frags[ident] = f"{topics[e.input]}:{e.partition}:{e.offset}"
-            ids.append(frag)
-        rid = hashlib.blake2b("|".join(ids).encode(), digest_size=16).hexdigest().encode()
-        parts += (b'},"id":"', rid, b'"}')
+        raw = self.raw
+        rid_text, body = self._formatter.splice(
+            result, lambda e: raw[(e.input, e.offset)], fragments=self._frag
+        )
+        rid = rid_text.encode()
         key = None
         if self._key_input is not None:
             holder = result[self._key_input]
@@ -228,7 +210,7 @@ class BatchBuilder:
             key = self._keys.get(ident)
             if key is None:
                 key = self._keys[ident] = json.dumps(holder.record.get(self._key_field_name)).encode()
-        return OutboxRecord(key, b"".join(parts), (("id", rid),))
+        return OutboxRecord(key, body, (("id", rid),))
 
     def _encode_result(self, result: Any) -> OutboxRecord:
         fmt = self._formatter
