@@ -19,8 +19,8 @@ from typing import Any
 
 from confluent_kafka.admin import AdminClient
 
-from streamjoin.dev.ports import LOOPBACK, free_port, port_accepts
-from streamjoin.dev.process import ManagedProcess, ProcessExitedError
+from streamjoin.dev.ports import LOOPBACK, port_accepts
+from streamjoin.dev.process import ManagedProcess, start_on_free_port
 
 __all__ = ["TANSU_BIN_ENV", "EmbeddedBroker", "find_tansu"]
 
@@ -98,10 +98,10 @@ class EmbeddedBroker:
         """Start Tansu with its log under `workdir`; wait until it answers a Kafka metadata request."""
         binary = find_tansu()
         env = {key: value for key, value in os.environ.items() if key not in _TANSU_ENV}
-        for attempt in range(1, _PORT_ATTEMPTS + 1):
-            port = free_port()
+
+        def argv(port: int) -> list[str]:
             url = f"tcp://{LOOPBACK}:{port}"
-            argv = [
+            return [
                 binary,
                 "broker",
                 "--listener-url", url,
@@ -109,16 +109,16 @@ class EmbeddedBroker:
                 "--storage-engine", "memory://tansu/",
                 "--cluster-id", f"streamjoin-embedded-{port}",
             ]  # fmt: skip
-            process = ManagedProcess(self.name, argv, log_path=workdir / "broker.log", env=env)
-            process.start()
-            try:
-                self.ready_ms = process.wait_ready(_MetadataProbe(port), timeout_ms=self._ready_timeout_ms)
-            except ProcessExitedError:
-                if attempt == _PORT_ATTEMPTS:
-                    raise
-                continue  # most likely the port was taken between choosing and binding it
-            self._process, self.port = process, port
-            return
+
+        self._process, self.port, self.ready_ms = start_on_free_port(
+            self.name,
+            argv,
+            _MetadataProbe,
+            log_path=workdir / "broker.log",
+            env=env,
+            attempts=_PORT_ATTEMPTS,
+            timeout_ms=self._ready_timeout_ms,
+        )
 
     def stop(self, *, timeout_ms: int = 10_000) -> None:
         """Stop the broker (SIGTERM, bounded wait, SIGKILL)."""

@@ -31,9 +31,11 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+from streamjoin.dev.ports import free_port
 from streamjoin.dev.procscan import group_members
 
 __all__ = [
+    "start_on_free_port",
     "ManagedProcess",
     "ProcessExitedError",
     "ReadinessTimeoutError",
@@ -223,6 +225,36 @@ def _wait_group_empty(pgid: int, *, timeout_ms: int) -> None:
     left = group_members(pgid)
     if left:
         _log.warning("process group %d still has members after SIGKILL: %s", pgid, left)
+
+
+def start_on_free_port(
+    name: str,
+    argv_for: Callable[[int], Sequence[str]],
+    ready_for: Callable[[int], ReadyCheck],
+    *,
+    log_path: Path,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    attempts: int = 3,
+    timeout_ms: int = 30_000,
+) -> tuple[ManagedProcess, int, int]:
+    """Start a server on a free loopback port and wait until it is ready; return (process, port, ms).
+
+    A free port can be taken between choosing it and the server binding it; the server then exits,
+    and another port is tried, up to `attempts` times.
+    """
+    for attempt in range(1, attempts + 1):
+        port = free_port()
+        process = ManagedProcess(name, argv_for(port), log_path=log_path, env=env, cwd=cwd)
+        process.start()
+        try:
+            ready_ms = process.wait_ready(ready_for(port), timeout_ms=timeout_ms)
+        except ProcessExitedError:
+            if attempt == attempts:
+                raise
+            continue
+        return process, port, ready_ms
+    raise AssertionError("unreachable: attempts >= 1")
 
 
 def stop_all(*, timeout_ms: int = 5_000) -> None:

@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from functools import partial
 from pathlib import Path
 
-from streamjoin.dev.ports import LOOPBACK, free_port
-from streamjoin.dev.process import ManagedProcess, ProcessExitedError
+from streamjoin.dev.ports import LOOPBACK
+from streamjoin.dev.process import ManagedProcess, start_on_free_port
 from streamjoin.dev.resp import RespConnection
 
 __all__ = ["REDIS_BIN_ENV", "EmbeddedRedis", "find_redis_server"]
@@ -74,9 +74,9 @@ class EmbeddedRedis:
         binary = find_redis_server()
         data_dir = workdir / "redis"
         data_dir.mkdir(parents=True, exist_ok=True)
-        for attempt in range(1, _PORT_ATTEMPTS + 1):
-            port = free_port()
-            argv = [
+
+        def argv(port: int) -> list[str]:
+            return [
                 binary,
                 "--port", str(port),
                 "--bind", LOOPBACK,
@@ -88,16 +88,16 @@ class EmbeddedRedis:
                 "--logfile", "",
                 "--databases", "16",
             ]  # fmt: skip
-            process = ManagedProcess(self.name, argv, log_path=workdir / "redis.log", cwd=data_dir)
-            process.start()
-            try:
-                self.ready_ms = process.wait_ready(partial(_pong, port), timeout_ms=self._ready_timeout_ms)
-            except ProcessExitedError:
-                if attempt == _PORT_ATTEMPTS:
-                    raise
-                continue  # most likely the port was taken between choosing and binding it
-            self._process, self.port = process, port
-            return
+
+        self._process, self.port, self.ready_ms = start_on_free_port(
+            self.name,
+            argv,
+            lambda port: partial(_pong, port),
+            log_path=workdir / "redis.log",
+            cwd=data_dir,
+            attempts=_PORT_ATTEMPTS,
+            timeout_ms=self._ready_timeout_ms,
+        )
 
     def stop(self, *, timeout_ms: int = 10_000) -> None:
         """Stop the server (SIGTERM, bounded wait, SIGKILL)."""
