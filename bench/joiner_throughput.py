@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import signal
 import statistics
 import sys
@@ -134,6 +135,35 @@ async def output_count(consumer: AIOKafkaConsumer, topic: str) -> int:
     return int(sum((await end_offsets(consumer, tps)).values()))
 
 
+def cpu_seconds(pid: int | None) -> float:
+    """Return the user + system CPU seconds of process `pid` and its waited-for children (Linux)."""
+    if pid is None:
+        return 0.0
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    ticks = sum(int(f) for f in fields[11:15])  # utime, stime, cutime, cstime
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def thread_cpu_seconds(pid: int | None) -> dict[str, float]:
+    """Return CPU seconds per thread of `pid`: "main" for the main thread, else the thread's name."""
+    out: dict[str, float] = {}
+    if pid is None:
+        return out
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            fields = (task / "stat").read_text().rpartition(")")[2].split()
+            name = "main" if int(task.name) == pid else (task / "comm").read_text().strip()
+        except FileNotFoundError:  # the thread ended
+            continue
+        out[name] = out.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return out
+
+
+def stack_pids(stack: EmbeddedStack) -> dict[str, int | None]:
+    """Return the pid of each embedded service (broker, Redis)."""
+    return {s.name: (s.process.pid if s.process is not None else None) for s in stack.services}
+
+
 def expected_results(n: int) -> int:
     """Return the results of the first n records (8 per complete key)."""
     return 8 * (n // 6)
@@ -153,6 +183,9 @@ async def throughput(stack: EmbeddedStack, workdir: Path, workers: int, n: int) 
     try:
         await register(stack.redis_url, prefix, query_json(f"tp{u}", topics, output, "earliest"))
         started = await wait_running(stack.redis_url, prefix, f"tp{u}")
+        pids = {**stack_pids(stack), **{p.name: p.pid for p in procs}}
+        cpu_before = {name: cpu_seconds(pid) for name, pid in pids.items()}
+        threads_before = thread_cpu_seconds(procs[0].pid)
         want = expected_results(n)
         consumer = AIOKafkaConsumer(bootstrap_servers=stack.bootstrap)
         await consumer.start()
@@ -165,6 +198,12 @@ async def throughput(stack: EmbeddedStack, workdir: Path, workers: int, n: int) 
                     raise TimeoutError(f"only {got} of {want} results")
                 await asyncio.sleep(0.1)
             elapsed = time.monotonic() - started
+            cpu = {name: cpu_seconds(pid) - cpu_before[name] for name, pid in pids.items()}
+            threads = {
+                name: round(value - threads_before.get(name, 0.0), 2)
+                for name, value in thread_cpu_seconds(procs[0].pid).items()
+                if value - threads_before.get(name, 0.0) > 0.05
+            }
         finally:
             await consumer.stop()
         used = await redis_used(stack.redis_url)
@@ -177,6 +216,9 @@ async def throughput(stack: EmbeddedStack, workdir: Path, workers: int, n: int) 
         "input_per_s": n / elapsed,
         "results_per_s": want / elapsed,
         "preload_per_s": produce_rate,
+        "cpu_seconds": cpu,
+        "worker_0_threads_cpu_seconds": threads,
+        "input_per_worker_cpu_s": n / max(sum(v for k, v in cpu.items() if k.startswith("joiner")), 1e-9),
         "redis_used_memory": used,
     }
 
@@ -203,6 +245,7 @@ async def latency(
     prefix = f"lat{u}:"
     procs = start_workers(stack, workdir, workers, prefix, f"lat-{u}")
     samples: list[float] = []
+    timeline: list[tuple[float, float]] = []  # (produce time, latency), for the per-second p99
     try:
         await register(stack.redis_url, prefix, query_json(f"lat{u}", topics, output, "latest"))
         await wait_running(stack.redis_url, prefix, f"lat{u}")
@@ -242,7 +285,9 @@ async def latency(
             now_ms = time.time() * 1000
             for msgs in batch.values():
                 for m in msgs:
-                    samples.append(now_ms - json.loads(m.value)["ts"])
+                    sent_ms = json.loads(m.value)["ts"]
+                    samples.append(now_ms - sent_ms)
+                    timeline.append((sent_ms, now_ms - sent_ms))
             if done.is_set():
                 want = expected_results(sent[0])
                 if len(samples) >= want:
@@ -254,8 +299,15 @@ async def latency(
     finally:
         stop_workers(procs)
     samples.sort()
-    # Skip the first second (the rebalance and warm-up) when enough samples exist.
     q = statistics.quantiles(samples, n=100) if len(samples) > 100 else [float("nan")] * 99
+    per_second: dict[int, list[float]] = {}
+    first = min((t for t, _ in timeline), default=0.0)
+    for t, lat in timeline:
+        per_second.setdefault(int((t - first) // 1000), []).append(lat)
+    p99_by_second = [
+        round(statistics.quantiles(v, n=100)[98]) if len(v) > 100 else round(max(v))
+        for _, v in sorted(per_second.items())
+    ]
     return {
         "rate": rate,
         "seconds": seconds,
@@ -264,6 +316,7 @@ async def latency(
         "p50_ms": q[49],
         "p99_ms": q[98],
         "max_ms": samples[-1] if samples else float("nan"),
+        "p99_ms_by_second": p99_by_second,
     }
 
 
@@ -313,13 +366,18 @@ async def main() -> None:
     parser.add_argument("--latency-rate", type=float, default=None, help="default: half the throughput")
     parser.add_argument("--latency-seconds", type=float, default=20)
     parser.add_argument("--skip-latency", action="store_true")
+    parser.add_argument("--skip-throughput", action="store_true", help="needs --latency-rate")
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="streamjoin-bench-"))
     with EmbeddedStack(workdir=workdir / "stack") as stack:
-        tp = await throughput(stack, workdir, args.workers, args.records)
-        print(json.dumps({"workers": args.workers, "throughput": tp}), flush=True)
+        rate = args.latency_rate
+        if not args.skip_throughput:
+            tp = await throughput(stack, workdir, args.workers, args.records)
+            print(json.dumps({"workers": args.workers, "throughput": tp}), flush=True)
+            rate = rate or tp["input_per_s"] / 2
         if not args.skip_latency:
-            rate = args.latency_rate or tp["input_per_s"] / 2
+            if rate is None:
+                parser.error("--skip-throughput needs --latency-rate")
             lat = await latency(stack, workdir, args.workers, rate, args.latency_seconds)
             print(json.dumps({"workers": args.workers, "latency": lat}), flush=True)
     print(f"logs: {workdir}", file=sys.stderr)

@@ -14,20 +14,32 @@ build them with its own flags and environment.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, FilePath, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-__all__ = ["ENV_PREFIX", "Settings", "load_settings"]
+__all__ = ["ENV_PREFIX", "KafkaSecurityProtocol", "SaslMechanism", "Settings", "load_settings"]
 
 ENV_PREFIX = "STREAMJOIN_"
+
+KafkaSecurityProtocol = Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]
+"""How the clients talk to the brokers: Kafka's `security.protocol`."""
+
+SaslMechanism = Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
+"""The SASL mechanisms every client of the product supports (aiokafka, librdkafka, Java)."""
+
+_SASL_PROTOCOLS = ("SASL_PLAINTEXT", "SASL_SSL")
+_TLS_PROTOCOLS = ("SSL", "SASL_SSL")
 
 
 class Settings(BaseSettings):
     """Where the services find Kafka, Redis, the control plane and the archive."""
 
-    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore", frozen=True)
+    # hide_input_in_errors: an error must not echo the input, which may hold the SASL password.
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX, extra="ignore", frozen=True, hide_input_in_errors=True
+    )
 
     kafka_bootstrap: str = Field(
         default="127.0.0.1:9092", description="Broker address(es), `host:port[,host:port]`."
@@ -43,6 +55,26 @@ class Settings(BaseSettings):
     production: bool = Field(default=False, description="Production mode: stricter start-up checks.")
     topics_file: Path | None = Field(
         default=None, description="The topic declaration; default: `topics/topics.json` of the repository."
+    )
+    kafka_security_protocol: KafkaSecurityProtocol = Field(
+        default="PLAINTEXT", description="PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL."
+    )
+    kafka_sasl_mechanism: SaslMechanism | None = Field(
+        default=None, description="PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 (SASL_* protocols only)."
+    )
+    kafka_sasl_username: str | None = Field(default=None, description="SASL user name.")
+    kafka_sasl_password: SecretStr | None = Field(default=None, description="SASL password.")
+    kafka_tls_ca_file: FilePath | None = Field(
+        default=None, description="PEM file of the CA(s) that signed the brokers' certificates."
+    )
+    kafka_tls_cert_file: FilePath | None = Field(
+        default=None, description="PEM client certificate, for mutual TLS (with the key file)."
+    )
+    kafka_tls_key_file: FilePath | None = Field(
+        default=None, description="PEM private key (unencrypted PKCS#8) of the client certificate."
+    )
+    redis_tls_ca_file: FilePath | None = Field(
+        default=None, description="PEM file of the CA that signed Redis's certificate (`rediss://` only)."
     )
 
     @field_validator("kafka_bootstrap")
@@ -62,6 +94,46 @@ class Settings(BaseSettings):
             raise ValueError(f"{value!r} is not a redis://, rediss:// or unix:// URL")
         return value
 
+    @field_validator("kafka_security_protocol", "kafka_sasl_mechanism", mode="before")
+    @classmethod
+    def _upper(cls, value: Any) -> Any:
+        return value.strip().upper() if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _check_security(self) -> Settings:
+        protocol = self.kafka_security_protocol
+        given = f"{ENV_PREFIX}KAFKA_SECURITY_PROTOCOL={protocol}"
+        sasl = {
+            "kafka_sasl_mechanism": self.kafka_sasl_mechanism,
+            "kafka_sasl_username": self.kafka_sasl_username,
+            "kafka_sasl_password": self.kafka_sasl_password.get_secret_value()
+            if self.kafka_sasl_password is not None
+            else None,
+        }
+        if protocol in _SASL_PROTOCOLS:
+            missing = [_env(name) for name, value in sasl.items() if not value]
+            if missing:
+                raise ValueError(f"{given} needs {', '.join(missing)}")
+        else:
+            extra = [_env(name) for name, value in sasl.items() if value]
+            if extra:
+                raise ValueError(f"{', '.join(extra)} given, but {given} does not use SASL")
+        if (self.kafka_tls_cert_file is None) != (self.kafka_tls_key_file is None):
+            only = "kafka_tls_cert_file" if self.kafka_tls_key_file is None else "kafka_tls_key_file"
+            raise ValueError(
+                f"{_env('kafka_tls_cert_file')} and {_env('kafka_tls_key_file')} go together (mutual TLS): "
+                f"only {_env(only)} is set"
+            )
+        tls = ("kafka_tls_ca_file", "kafka_tls_cert_file", "kafka_tls_key_file")
+        extra = [_env(name) for name in tls if getattr(self, name) is not None]
+        if extra and protocol not in _TLS_PROTOCOLS:
+            raise ValueError(f"{', '.join(extra)} given, but {given} does not use TLS (use SSL or SASL_SSL)")
+        if self.redis_tls_ca_file is not None and not self.redis_url.startswith("rediss://"):
+            raise ValueError(
+                f"{_env('redis_tls_ca_file')} given, but {_env('redis_url')} is not a rediss:// (TLS) URL"
+            )
+        return self
+
     def as_env(self) -> dict[str, str]:
         """Return these settings as `STREAMJOIN_*` environment variables, for a child process."""
         env: dict[str, str] = {}
@@ -72,6 +144,11 @@ class Settings(BaseSettings):
                 value = value.get_secret_value()
             env[f"{ENV_PREFIX}{name.upper()}"] = str(value).lower() if isinstance(value, bool) else str(value)
         return env
+
+
+def _env(field: str) -> str:
+    """Return a field's environment variable: `kafka_sasl_username` -> `STREAMJOIN_KAFKA_SASL_USERNAME`."""
+    return f"{ENV_PREFIX}{field.upper()}"
 
 
 def load_settings(**flags: Any) -> Settings:

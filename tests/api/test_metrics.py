@@ -49,6 +49,10 @@ def test_every_statistic_is_exported_with_its_labels(streams: ApiServer) -> None
     assert value("streamjoin_plan_observed_cost", **p1) == 10.5
     assert value("streamjoin_plan_estimated_cost", query="q") == 42.0
     assert value("streamjoin_plan_changes_total", query="q") == 0
+    assert value("streamjoin_plan_info", query="q", global_order="a,b") == 1
+    assert [k for k in samples if k[0] == "streamjoin_plan_info"] == [
+        ("streamjoin_plan_info", frozenset({("query", "q"), ("global_order", "a,b")}))
+    ]  # one series per query: the current order only
     assert value("streamjoin_processing_latency_seconds_bucket", **p1, le="0.005") == 10
     assert value("streamjoin_processing_latency_seconds_bucket", **p1, le="+Inf") == 12
     assert value("streamjoin_processing_latency_seconds_count", **p1) == 12

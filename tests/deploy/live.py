@@ -123,7 +123,8 @@ class LiveDeployment:
 
     def start_archiver(self, archive_topics: Sequence[str]) -> None:
         """Start the archiver with the compose file's command, on `archive_topics`."""
-        archiver = _replace_option(compose_argv("archiver"), "--metrics-port", str(self.archiver_port))
+        archiver = _replace_option(compose_argv("archiver"), "--metrics-host", "127.0.0.1")
+        archiver = _replace_option(archiver, "--metrics-port", str(self.archiver_port))
         archiver = [*archiver, "--topic", ",".join(archive_topics), "--flush-interval-ms", "500"]
         self._start("archiver", archiver, f"http://127.0.0.1:{self.archiver_port}/metrics")
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import jsonschema
 import pytest
+import yaml
 
 from .commands import PRODUCT_IMAGE, check_cli, compose_argv
 from .dashboards import REPO_ROOT
@@ -122,6 +123,18 @@ def test_configuration_is_only_the_streamjoin_contract(compose: dict[str, Any]) 
         assert env["STREAMJOIN_KAFKA_BOOTSTRAP"] == "kafka:9092"
         assert env["STREAMJOIN_REDIS_URL"].startswith("redis://redis:6379/")
         assert "STREAMJOIN_API_TOKEN" in env
+
+
+def test_the_archiver_serves_metrics_to_prometheus(compose: dict[str, Any]) -> None:
+    """Prometheus (another container) scrapes archiver:9465: /metrics must listen on every interface."""
+    argv = compose_argv("archiver", compose)
+    assert argv[argv.index("--metrics-host") + 1] == "0.0.0.0", argv
+    port = argv[argv.index("--metrics-port") + 1]
+    prometheus = yaml.safe_load((REPO_ROOT / "deploy" / "prometheus" / "prometheus.yml").read_text())
+    targets = [
+        t for job in prometheus["scrape_configs"] for c in job.get("static_configs", []) for t in c["targets"]
+    ]
+    assert f"archiver:{port}" in targets, targets
 
 
 def test_long_running_services_have_health_checks(compose: dict[str, Any]) -> None:

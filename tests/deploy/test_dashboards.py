@@ -40,6 +40,7 @@ REQUIRED = {
     "query": {
         "window sizes": "streamjoin_window_records",
         "distinct keys": "streamjoin_window_distinct_keys",
+        "join order": "streamjoin_plan_info",
         "plan changes": "streamjoin_plan_changes_total",
         "estimated cost": "streamjoin_plan_estimated_cost",
         "observed cost": "streamjoin_plan_observed_cost",

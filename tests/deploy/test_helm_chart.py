@@ -135,6 +135,19 @@ def test_readiness_probes_hit_real_endpoints() -> None:
     assert joiner["args"][joiner["args"].index("--ready-host") + 1] == "0.0.0.0"
 
 
+def test_the_archiver_serves_metrics_to_the_cluster() -> None:
+    """Prometheus in another pod scrapes the archiver: /metrics on every interface, probed over HTTP."""
+    archiver = render().get("Deployment", "sj-streamjoin-archiver")["spec"]["template"]["spec"]["containers"][
+        0
+    ]
+    args = archiver["args"]
+    assert args[args.index("--metrics-host") + 1] == "0.0.0.0"
+    port = int(args[args.index("--metrics-port") + 1])
+    assert [(p["name"], p["containerPort"]) for p in archiver["ports"]] == [("metrics", port)]
+    for probe in ("readinessProbe", "livenessProbe"):
+        assert archiver[probe]["httpGet"] == {"path": "/metrics", "port": "metrics"}, probe
+
+
 def test_container_commands_are_real_streamjoin_commands(rendered: tuple[str, Rendered]) -> None:
     name, manifests = rendered
     for _obj, container in manifests.containers():

@@ -49,9 +49,7 @@ def test_value_key_and_id() -> None:
 def test_splicing_raw_bytes_equals_encoding() -> None:
     results, raw = _results()
     formatter = ResultFormatter(QUERY)
-    cache: dict[tuple[int, int], str] = {}
     for result in results:
-        rid, body = formatter.splice(result, lambda e: raw[(e.input, e.offset)], fragments=cache)
+        rid, body = formatter.splice(result, lambda e: formatter.piece(e, raw[(e.input, e.offset)]))
         assert body == formatter.encode(result)
         assert rid == formatter.result_id(result)
-    assert len(cache) == 4  # every component's id fragment computed once

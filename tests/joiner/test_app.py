@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 
 from streamjoin.joiner.app import crashed_services, make_app
+from streamjoin.joiner.kafka_io import KafkaClients
 
 
 def test_crashed_conductor_is_reported() -> None:
     async def run() -> tuple[list[str], list[str]]:
-        app = make_app("g-test", "127.0.0.1:1")
+        app = make_app("g-test", KafkaClients("127.0.0.1:1"))
         before = crashed_services(app)
         await app.topics.crash(TypeError("You should provide either `topics` or `pattern`"))
         return before, crashed_services(app)

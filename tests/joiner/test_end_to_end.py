@@ -21,6 +21,8 @@ from tests.joiner.harness import (
     wait_running,
 )
 
+from streamjoin.joiner.outbox import parse_sequence_header
+
 pytestmark = pytest.mark.timeout(180)
 
 MODES: dict[str, dict[str, Any]] = {
@@ -64,9 +66,15 @@ def test_joiner_matches_oracle(
     # Output records: semantics.md section 5, keyed by the first join attribute, on partition p.
     sample = json.loads(records[0].value)
     assert set(sample) == {"query", "ts", "tuples", "id"} and set(sample["tuples"]) == {"a", "b", "c"}
+    seqs: dict[int, list[int]] = {}
     for r in records:
         value = json.loads(r.value)
         headers = dict(r.headers)
         assert r.key == json.dumps(value["tuples"]["a"]["k"]).encode()
-        assert value["tuples"]["a"]["k"] % 4 == r.partition == int(headers["sj-partition"])
-        assert headers["id"].decode() == value["id"] and headers["sj-query"].decode() == s.name
+        origin = parse_sequence_header(headers["sj-seq"])
+        assert origin is not None and origin[:2] == (s.name.encode(), r.partition)
+        assert value["tuples"]["a"]["k"] % 4 == r.partition
+        assert set(headers) == {"sj-seq"}  # the id is a field of the value; nothing else is sent
+        seqs.setdefault(r.partition, []).append(origin[2])
+    for partition, numbers in seqs.items():  # published in order, numbered 1, 2, ... without gaps
+        assert numbers == list(range(1, len(numbers) + 1)), f"partition {partition}"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Depends, Request
 
@@ -78,14 +78,27 @@ def get_control_service(
     return ControlService(store, queries)
 
 
-def get_result_service(settings: SettingsDep) -> ResultService:
+def get_kafka_options(request: Request) -> dict[str, Any]:
+    """Return the Kafka clients' security options built at start-up (`client_security.aiokafka_options`)."""
+    options: dict[str, Any] = request.app.state.kafka_options
+    return options
+
+
+KafkaOptionsDep = Annotated[dict[str, Any], Depends(get_kafka_options)]
+
+
+def get_result_service(settings: SettingsDep, kafka_options: KafkaOptionsDep) -> ResultService:
     """Return the result-stream service."""
-    return ResultService(settings.kafka_bootstrap)
+    return ResultService(settings.kafka_bootstrap, kafka_options=kafka_options)
 
 
-def get_health_service(store: StoreDep, settings: SettingsDep) -> HealthService:
+def get_health_service(
+    store: StoreDep, settings: SettingsDep, kafka_options: KafkaOptionsDep
+) -> HealthService:
     """Return the readiness checks."""
-    return HealthService(store, settings.kafka_bootstrap, settings.api_ready_timeout_ms)
+    return HealthService(
+        store, settings.kafka_bootstrap, settings.api_ready_timeout_ms, kafka_options=kafka_options
+    )
 
 
 StreamServiceDep = Annotated[StreamService, Depends(get_stream_service)]

@@ -16,6 +16,7 @@ from streamjoin.api.config import ApiSettings, check_api_settings
 from streamjoin.api.errors import install_error_handlers
 from streamjoin.api.routes import health_router, metrics_router, v1_router
 from streamjoin.backfill.jobs import BackfillJobs
+from streamjoin.client_security import aiokafka_options
 from streamjoin.registry import RegistryStore
 
 __all__ = ["create_app"]
@@ -31,7 +32,7 @@ def create_app(settings: ApiSettings) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if settings.api_token is None:
             _log.warning("no STREAMJOIN_API_TOKEN: writes are open (development mode only)")
-        async with RegistryStore(settings.redis_url, prefix=settings.api_registry_prefix) as store:
+        async with RegistryStore.from_settings(settings, prefix=settings.api_registry_prefix) as store:
             app.state.store = store
             app.state.backfill_jobs = BackfillJobs(settings.api_backfill_dir, env=settings.as_env())
             yield
@@ -43,6 +44,8 @@ def create_app(settings: ApiSettings) -> FastAPI:
         lifespan=lifespan,
     )
     app.state.settings = settings
+    # One TLS context for every Kafka client of the app; a bad CA or key file fails here, at start-up.
+    app.state.kafka_options = aiokafka_options(settings)
     install_error_handlers(app)
     app.include_router(v1_router)
     app.include_router(metrics_router)

@@ -181,6 +181,14 @@ CATALOG: tuple[MetricSpec, ...] = (
         "The cost model's estimate for the chosen plan.",
     ),
     MetricSpec(
+        "streamjoin_plan_info",
+        "gauge",
+        ("query", "global_order"),
+        "plan",
+        "global_order",
+        "Always 1; global_order: the chosen global join order, stream names joined by commas.",
+    ),
+    MetricSpec(
         "streamjoin_query_paused", "gauge", ("query",), "query", "paused", "1 if the query is paused."
     ),
     MetricSpec(
@@ -261,7 +269,12 @@ class ObservationCollector(Collector):
             _add(family, [q.name], number(attrs[spec.field]))
             return
         if spec.source == "plan":
-            if qo.plan is not None:
+            if qo.plan is None:
+                return
+            if spec.field == "global_order":  # an info metric: the value is in a label
+                if qo.plan.global_order:
+                    _add(family, [q.name, ",".join(qo.plan.global_order)], 1.0)
+            else:
                 _add(family, [q.name], number(getattr(qo.plan, spec.field)))
             return
         windows: Mapping[str, str] = {

@@ -1,4 +1,4 @@
-"""The archiver's Prometheus metrics, served on a small `/metrics` HTTP port bound to 127.0.0.1.
+"""The archiver's Prometheus metrics, served on a small `/metrics` HTTP port (127.0.0.1 by default).
 
 Metric names (labels `topic`, `partition`):
 

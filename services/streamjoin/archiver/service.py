@@ -23,9 +23,9 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Literal
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
@@ -52,8 +52,11 @@ class ArchiverConfig:
     flush_interval_ms: int = 5_000
     fetch_max_records: int = 20_000
     metrics_port: int | None = None
-    """Port of `/metrics` on 127.0.0.1 (0: any free port, None: not served)."""
+    """Port of `/metrics` (0: any free port, None: not served)."""
     metrics_host: str = "127.0.0.1"
+    """Address `/metrics` listens on (0.0.0.0 for a Prometheus in another container or pod)."""
+    kafka_options: Mapping[str, Any] = field(default_factory=dict)
+    """More `AIOKafkaConsumer` arguments: the security options of `client_security.aiokafka_options`."""
 
 
 class Archiver:
@@ -90,6 +93,7 @@ class Archiver:
             enable_auto_commit=False,
             auto_offset_reset="earliest",
             client_id="streamjoin-archiver",
+            **self.config.kafka_options,
         )
         await consumer.start()
         try:

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import os
 import uuid
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 import pyarrow as pa
@@ -69,6 +70,9 @@ class SinkSpec:
     kind: Literal["kafka", "parquet"]
     target: str
     bootstrap: str | None = None
+    kafka_config: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    """More librdkafka properties of the producer: `client_security.librdkafka_options` as pairs
+    (the spec travels to the executors; TLS files must be at the same paths there)."""
 
 
 def open_sink(spec: SinkSpec, task: int) -> ResultSink:
@@ -76,7 +80,7 @@ def open_sink(spec: SinkSpec, task: int) -> ResultSink:
     if spec.kind == "kafka":
         if spec.bootstrap is None:
             raise ValueError("a Kafka sink needs the broker address")
-        return KafkaSink(spec.bootstrap, spec.target)
+        return KafkaSink(spec.bootstrap, spec.target, config=dict(spec.kafka_config))
     return ParquetSink(spec.target, task)
 
 
@@ -124,7 +128,15 @@ class ParquetSink:
 class KafkaSink:
     """Produce one task's results to the output topic (idempotent producer, bounded flush)."""
 
-    def __init__(self, bootstrap: str, topic: str, *, flush_timeout_s: float = 60.0) -> None:
+    def __init__(
+        self,
+        bootstrap: str,
+        topic: str,
+        *,
+        flush_timeout_s: float = 60.0,
+        config: Mapping[str, str] | None = None,
+    ) -> None:
+        """Open the producer of `topic` on `bootstrap`, with more librdkafka properties `config`."""
         from confluent_kafka import Producer
 
         self.topic = topic
@@ -136,6 +148,7 @@ class KafkaSink:
                 "enable.idempotence": True,
                 "linger.ms": 20,
                 "queue.buffering.max.messages": 200_000,
+                **(config or {}),
             }
         )
         metadata = self._producer.list_topics(topic, timeout=30).topics.get(topic)

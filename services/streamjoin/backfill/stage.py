@@ -183,7 +183,8 @@ class GroupRunner:
 
     def _spliced(self, result: Result, t_max: float) -> tuple[str, bytes]:
         """Return (id, output record) with the components' raw bytes spliced in."""
-        return self._formatter.splice(result, lambda e: cast(RawRecord, e.record).raw)
+        fmt = self._formatter
+        return fmt.splice(result, lambda e: fmt.piece(e, cast(RawRecord, e.record).raw))
 
     def _formatted(self, result: Result, t_max: float) -> tuple[str, bytes]:
         """Return (id, output record) with the `select`ed fields, JSON-encoded."""

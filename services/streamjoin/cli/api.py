@@ -65,7 +65,7 @@ def run_api(
             api_log_level=log_level,
         )
         app = create_app(settings)
-    except (ConfigurationError, ValueError) as exc:
+    except (ConfigurationError, ValueError, OSError) as exc:  # OSError: a TLS file ssl cannot load
         print(f"streamjoin api: {exc}", file=sys.stderr)
         raise typer.Exit(2) from exc
     level = settings.api_log_level.lower()

@@ -14,6 +14,7 @@ from typing import Annotated, Literal
 
 import typer
 
+from streamjoin.client_security import aiokafka_options
 from streamjoin.settings import load_settings
 from streamjoin.topics import CatalogError, load_catalog
 
@@ -40,8 +41,11 @@ def archiver_command(
         int, typer.Option(help="Write a buffer whose oldest record waited this long.")
     ] = 5_000,
     metrics_port: Annotated[
-        int | None, typer.Option(help="Serve /metrics on 127.0.0.1:PORT (0: any free port).")
+        int | None, typer.Option(help="Serve /metrics on METRICS_HOST:PORT (0: any free port).")
     ] = 9465,
+    metrics_host: Annotated[
+        str, typer.Option(help="Address /metrics listens on (0.0.0.0: every interface, for Prometheus).")
+    ] = "127.0.0.1",
     log_level: Annotated[str, typer.Option(help="Logging level.")] = "INFO",
 ) -> None:
     """Copy input topics into the Parquet archive, exactly once; expose the lag on /metrics."""
@@ -70,6 +74,8 @@ def archiver_command(
         flush_records=flush_records,
         flush_interval_ms=flush_interval_ms,
         metrics_port=metrics_port,
+        metrics_host=metrics_host,
+        kafka_options=aiokafka_options(settings),
     )
     archiver = Archiver(config)
 

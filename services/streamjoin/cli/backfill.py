@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from streamjoin.query import QueryDef, QueryError, parse_query
-from streamjoin.settings import load_settings
+from streamjoin.settings import Settings, load_settings
 
 __all__ = ["backfill_command", "load_query_file", "register"]
 
@@ -81,8 +81,8 @@ def backfill_command(
         )
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
-        summary = _run(query, start, end, out, settings.archive_url, settings.kafka_bootstrap, master, tasks,
-                       driver_memory, rows_lookback, status, err)  # fmt: skip
+        summary = _run(query, start, end, out, settings, master, tasks, driver_memory, rows_lookback, status,
+                       err)  # fmt: skip
     except KeyboardInterrupt:
         if status is not None:
             status.update(state="cancelled", finished_at=time.time())
@@ -109,8 +109,7 @@ def _run(
     start: float,
     end: float,
     out: str | None,
-    archive_url: str,
-    bootstrap: str,
+    settings: Settings,
     master: str | None,
     tasks: int | None,
     driver_memory: str,
@@ -122,8 +121,14 @@ def _run(
     from streamjoin.backfill.progress import JobProgress
     from streamjoin.backfill.session import spark_session
     from streamjoin.backfill.sink import SinkSpec
+    from streamjoin.client_security import librdkafka_options
 
-    sink = SinkSpec("parquet", out) if out is not None else SinkSpec("kafka", query.output_topic, bootstrap)
+    if out is not None:
+        sink = SinkSpec("parquet", out)
+    else:
+        security = tuple(librdkafka_options(settings).items())
+        sink = SinkSpec("kafka", query.output_topic, settings.kafka_bootstrap, kafka_config=security)
+    archive_url = settings.archive_url
     spark = spark_session(master, shuffle_partitions=tasks, driver_memory=driver_memory)
     try:
         job = BackfillJob(spark, query, start, end, archive_url, tasks=tasks, rows_lookback=rows_lookback)

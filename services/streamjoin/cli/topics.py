@@ -13,6 +13,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from streamjoin.client_security import librdkafka_options
 from streamjoin.settings import load_settings
 from streamjoin.topics import (
     BrokerUnreachableError,
@@ -43,10 +44,11 @@ def register(app: typer.Typer) -> None:
     app.add_typer(topics_app, name="topics")
 
 
-def _load(bootstrap: str | None, file: Path | None) -> tuple[str, TopicCatalog]:
+def _load(bootstrap: str | None, file: Path | None) -> tuple[str, dict[str, str], TopicCatalog]:
+    """Return the brokers, the admin client's security properties, and the declaration."""
     settings = load_settings(kafka_bootstrap=bootstrap, topics_file=file)
     try:
-        return settings.kafka_bootstrap, load_catalog(settings.topics_file)
+        return settings.kafka_bootstrap, librdkafka_options(settings), load_catalog(settings.topics_file)
     except CatalogError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
@@ -65,9 +67,15 @@ def create(
 
     Exits 1 if a topic could not be created or exists with another partition count.
     """
-    server, catalog = _load(bootstrap, file)
+    server, security, catalog = _load(bootstrap, file)
     try:
-        results = create_topics(server, catalog, replication_factor=replication_factor, timeout_ms=timeout_ms)
+        results = create_topics(
+            server,
+            catalog,
+            replication_factor=replication_factor,
+            timeout_ms=timeout_ms,
+            client_config=security,
+        )
     except BrokerUnreachableError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from exc
@@ -96,11 +104,11 @@ def list_topics(
 
     Topics on the broker that are not declared are listed too, marked "undeclared".
     """
-    server, catalog = _load(bootstrap, file)
+    server, security, catalog = _load(bootstrap, file)
     on_broker: dict[str, int] | None = None
     if not declared_only:
         try:
-            on_broker = broker_topics(server, timeout_ms=timeout_ms)
+            on_broker = broker_topics(server, timeout_ms=timeout_ms, client_config=security)
         except BrokerUnreachableError as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(1) from exc

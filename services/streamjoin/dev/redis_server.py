@@ -1,5 +1,8 @@
 """The embedded Redis: Debian's `redis-server` on a free loopback port, without persistence.
 
+With `tls=RedisTls(...)` it serves TLS only (`rediss://`), with the given certificate, to check the
+clients' TLS settings against a real server.
+
 >>> server = EmbeddedRedis()
 >>> server.url is None
 True
@@ -9,7 +12,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import ssl
 from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
@@ -17,7 +22,7 @@ from streamjoin.dev.ports import LOOPBACK
 from streamjoin.dev.process import ManagedProcess, start_on_free_port
 from streamjoin.dev.resp import RespConnection
 
-__all__ = ["REDIS_BIN_ENV", "EmbeddedRedis", "find_redis_server"]
+__all__ = ["REDIS_BIN_ENV", "EmbeddedRedis", "RedisTls", "find_redis_server"]
 
 REDIS_BIN_ENV = "STREAMJOIN_REDIS_SERVER_BIN"
 _PORT_ATTEMPTS = 3
@@ -37,19 +42,32 @@ def find_redis_server() -> str:
     return found
 
 
+@dataclass(frozen=True, slots=True)
+class RedisTls:
+    """The server's PEM certificate and key, and the CA that signed it (clients are not authenticated)."""
+
+    cert_file: Path
+    key_file: Path
+    ca_file: Path
+
+
 class EmbeddedRedis:
     """A memory-only `redis-server` bound to 127.0.0.1 on a free port."""
 
     name = "redis"
 
-    def __init__(self, *, appendonly: bool = False, ready_timeout_ms: int = 30_000) -> None:
+    def __init__(
+        self, *, appendonly: bool = False, ready_timeout_ms: int = 30_000, tls: RedisTls | None = None
+    ) -> None:
         """Describe the server; nothing runs until `start`.
 
         Args:
             appendonly: turn on the append-only file (in the work directory); off by default.
             ready_timeout_ms: how long `start` waits for PING to answer.
+            tls: serve TLS only, with this certificate (Redis built with TLS, as Debian's is).
         """
         self._appendonly = appendonly
+        self._tls = tls
         self._ready_timeout_ms = ready_timeout_ms
         self._process: ManagedProcess | None = None
         self.port: int | None = None
@@ -57,8 +75,9 @@ class EmbeddedRedis:
 
     @property
     def url(self) -> str | None:
-        """`redis://127.0.0.1:PORT/0` once started."""
-        return f"redis://{LOOPBACK}:{self.port}/0" if self.port is not None else None
+        """`redis://127.0.0.1:PORT/0` (`rediss://` with TLS) once started."""
+        scheme = "rediss" if self._tls is not None else "redis"
+        return f"{scheme}://{LOOPBACK}:{self.port}/0" if self.port is not None else None
 
     @property
     def process(self) -> ManagedProcess | None:
@@ -75,10 +94,22 @@ class EmbeddedRedis:
         data_dir = workdir / "redis"
         data_dir.mkdir(parents=True, exist_ok=True)
 
+        tls = self._tls
+
         def argv(port: int) -> list[str]:
+            listen = ["--port", str(port)]
+            if tls is not None:
+                listen = [
+                    "--port", "0",
+                    "--tls-port", str(port),
+                    "--tls-cert-file", str(tls.cert_file),
+                    "--tls-key-file", str(tls.key_file),
+                    "--tls-ca-cert-file", str(tls.ca_file),
+                    "--tls-auth-clients", "no",
+                ]  # fmt: skip
             return [
                 binary,
-                "--port", str(port),
+                *listen,
                 "--bind", LOOPBACK,
                 "--protected-mode", "yes",
                 "--save", "",
@@ -92,7 +123,7 @@ class EmbeddedRedis:
         self._process, self.port, self.ready_ms = start_on_free_port(
             self.name,
             argv,
-            lambda port: partial(_pong, port),
+            lambda port: partial(_pong, port, tls),
             log_path=workdir / "redis.log",
             cwd=data_dir,
             attempts=_PORT_ATTEMPTS,
@@ -105,6 +136,7 @@ class EmbeddedRedis:
             self._process.stop(timeout_ms=timeout_ms)
 
 
-def _pong(port: int) -> bool:
-    with RespConnection(LOOPBACK, port, timeout_ms=500) as conn:
+def _pong(port: int, tls: RedisTls | None = None) -> bool:
+    context = ssl.create_default_context(cafile=str(tls.ca_file)) if tls is not None else None
+    with RespConnection(LOOPBACK, port, timeout_ms=500, ssl_context=context) as conn:
         return conn.call("PING") == b"PONG"

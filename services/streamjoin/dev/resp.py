@@ -8,6 +8,7 @@ a plain socket.
 from __future__ import annotations
 
 import socket
+import ssl
 from types import TracebackType
 from typing import BinaryIO, TypeAlias
 
@@ -23,9 +24,19 @@ class RespError(RuntimeError):
 class RespConnection:
     """One connection to a Redis server; use as a context manager."""
 
-    def __init__(self, host: str, port: int, *, timeout_ms: int = 1_000) -> None:
-        """Connect to `host:port`, with `timeout_ms` for connecting and for each reply."""
-        self._sock = socket.create_connection((host, port), timeout=timeout_ms / 1000)
+    def __init__(
+        self, host: str, port: int, *, timeout_ms: int = 1_000, ssl_context: ssl.SSLContext | None = None
+    ) -> None:
+        """Connect to `host:port`, with `timeout_ms` for connecting and for each reply (over TLS with
+        `ssl_context`)."""
+        sock = socket.create_connection((host, port), timeout=timeout_ms / 1000)
+        if ssl_context is not None:
+            try:
+                sock = ssl_context.wrap_socket(sock, server_hostname=host)
+            except BaseException:
+                sock.close()
+                raise
+        self._sock = sock
         self._reader: BinaryIO = self._sock.makefile("rb")
 
     def call(self, *args: str | bytes | int) -> RespValue:

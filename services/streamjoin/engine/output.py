@@ -10,7 +10,10 @@ from typing import Any
 from streamjoin.engine.entry import Entry
 from streamjoin.query.model import QueryDef
 
-__all__ = ["ResultFormatter"]
+__all__ = ["Piece", "ResultFormatter"]
+
+Piece = tuple[bytes, bytes]
+"""A component as `ResultFormatter.splice` uses it: (`"stream":` + its raw JSON, its id fragment)."""
 
 
 class ResultFormatter:
@@ -41,37 +44,32 @@ class ResultFormatter:
     def _digest(fragments: list[str]) -> str:
         return hashlib.blake2b("|".join(fragments).encode(), digest_size=16).hexdigest()
 
-    def splice(
-        self,
-        result: Sequence[Entry],
-        raw: Callable[[Entry], bytes],
-        *,
-        fragments: dict[tuple[int, int], str] | None = None,
-    ) -> tuple[str, bytes]:
+    def piece(self, e: Entry, raw: bytes) -> Piece:
+        """Return how `splice` uses component `e` whose record arrived as `raw` (cache it per entry)."""
+        return self._names_json[e.input] + raw, self._fragment(e).encode()
+
+    def splice(self, result: Sequence[Entry], piece: Callable[[Entry], Piece]) -> tuple[str, bytes]:
         """Return (id, output record) built from each component's raw JSON bytes, as it arrived.
 
         Equal to `encode` when the query has no `select` (every record is emitted whole), without
         decoding and re-encoding the records: the joiner and the back-fill splice the bytes they read.
-        `fragments` caches each component's id fragment by (input, offset) across calls.
+        `piece(e)` returns `self.piece(e, raw bytes of e)`; callers cache it per entry, because an
+        entry takes part in many results.
         """
-        ts = max(e.ts for e in result)
-        parts = [self._head, str(ts).encode() if type(ts) is int else json.dumps(ts).encode(), b',"tuples":{']
-        ids = []
-        for i, e in enumerate(result):
-            if i:
-                parts.append(b",")
-            parts += (self._names_json[e.input], raw(e))
-            if fragments is None:
-                ids.append(self._fragment(e))
-            else:
-                ident = (e.input, e.offset)
-                fragment = fragments.get(ident)
-                if fragment is None:
-                    fragment = fragments[ident] = self._fragment(e)
-                ids.append(fragment)
-        rid = self._digest(ids)
-        parts += (b'},"id":"', rid.encode(), b'"}')
-        return rid, b"".join(parts)
+        ts = max([e.ts for e in result])
+        pieces = [piece(e) for e in result]
+        rid = hashlib.blake2b(b"|".join([f for _, f in pieces]), digest_size=16).hexdigest()
+        return rid, b"".join(
+            (
+                self._head,
+                b"%d" % ts if type(ts) is int else json.dumps(ts).encode(),
+                b',"tuples":{',
+                b",".join([v for v, _ in pieces]),
+                b'},"id":"',
+                rid.encode(),
+                b'"}',
+            )
+        )
 
     def key(self, result: Sequence[Entry]) -> bytes | None:
         """Return the Kafka key: the value of the first equi-join attribute, as JSON."""

@@ -17,6 +17,8 @@ import faust
 from faust.transport.conductor import Conductor
 from faust.transport.drivers.aiokafka import Consumer as AIOKafkaConsumer
 
+from streamjoin.joiner.kafka_io import KafkaClients
+
 __all__ = [
     "AssignmentOnlyConsumer",
     "FastResubscribeConductor",
@@ -64,7 +66,7 @@ async def _discard(stream: Any) -> None:
 
 def make_app(
     app_id: str,
-    bootstrap: str,
+    kafka: KafkaClients,
     *,
     session_timeout_ms: int = 10_000,
     heartbeat_interval_ms: int = 2_000,
@@ -73,13 +75,14 @@ def make_app(
 
     Args:
         app_id: the consumer group (every worker of one deployment uses the same id).
-        bootstrap: the broker's `host:port[,host:port]`.
+        kafka: the brokers and the security options (TLS, SASL) of every client.
         session_timeout_ms: how long a silent worker keeps its partitions before a rebalance.
         heartbeat_interval_ms: group heartbeat period.
     """
     app = faust.App(
         app_id,
-        broker=[f"kafka://{server}" for server in bootstrap.split(",")],
+        broker=[f"kafka://{server}" for server in kafka.bootstrap.split(",")],
+        broker_credentials=broker_credentials(kafka),
         web_enabled=False,
         store="memory://",
         autodiscover=False,
@@ -94,6 +97,22 @@ def make_app(
     # `create_conductor` instantiate `self.Consumer` / `self.Conductor`), other apps untouched.
     vars(app.transport).update(Consumer=AssignmentOnlyConsumer, Conductor=FastResubscribeConductor)
     return app
+
+
+def broker_credentials(kafka: KafkaClients) -> faust.types.auth.CredentialsT | None:
+    """Return Faust's credentials for the aiokafka options of `kafka` (None for PLAINTEXT)."""
+    options = kafka.aiokafka
+    protocol = options.get("security_protocol", "PLAINTEXT")
+    if protocol == "SSL":
+        return faust.SSLCredentials(options["ssl_context"])
+    if protocol.startswith("SASL"):
+        return faust.SASLCredentials(
+            username=options["sasl_plain_username"],
+            password=options["sasl_plain_password"],
+            mechanism=options["sasl_mechanism"],
+            ssl_context=options.get("ssl_context"),
+        )
+    return None
 
 
 def crashed_services(app: faust.App) -> list[str]:

@@ -16,6 +16,7 @@ import orjson
 
 from streamjoin.engine import MalformedRecord, MultiJoin, RecordReader, ResultFormatter
 from streamjoin.engine.entry import Entry
+from streamjoin.engine.output import Piece
 from streamjoin.engine.program import index_fields
 from streamjoin.joiner.outbox import OutboxRecord, encode_record
 from streamjoin.query.model import QueryDef, RangeWindow
@@ -68,13 +69,10 @@ class BatchBuilder:
         }
         self.raw: dict[tuple[int, int], bytes] = {}
         """Raw bytes of every entry the engine holds, by (input, offset): results splice them."""
-        self._frag: dict[tuple[int, int], str] = {}
-        """The id fragment `topic:partition:offset` of each held entry (cached: ids hash them)."""
-        self._keys: dict[tuple[int, int], bytes] = {}
-        """The output key (JSON of the first join field) of each held entry of the key input (cached)."""
+        self._pieces = _PieceCache(self._formatter, self.raw)
+        self._keys = _KeyCache(query)
         key_ref = query.first_join_field
         self._key_input = query.input_index(key_ref.stream) if key_ref is not None else None
-        self._key_field_name = key_ref.field if key_ref is not None else None
         self._splice = query.select is None
         largest = query.largest_window
         self._hll_slice_width = largest if largest > 0 else _HLL_SLICE_ROWS_MS
@@ -82,9 +80,10 @@ class BatchBuilder:
 
     def reset(self, raws: Mapping[tuple[int, int], bytes]) -> None:
         """Start over from a checkpoint's entries (their raw bytes)."""
-        self.raw = dict(raws)
-        self._frag = {}
-        self._keys = {}
+        self.raw.clear()
+        self.raw.update(raws)
+        self._pieces.clear()
+        self._keys.clear()
 
     @property
     def topics(self) -> list[str]:
@@ -116,10 +115,9 @@ class BatchBuilder:
         decode = self._decode
         for tp, msgs in messages.items():
             streams = self.streams_of.get(tp.topic, ())
-            last_offset = -1
+            last = None
             for m in msgs:
-                count += 1
-                last_offset = m.offset
+                last = m
                 value = m.value
                 for stream, index in streams:
                     try:
@@ -128,16 +126,18 @@ class BatchBuilder:
                         malformed[stream] = malformed.get(stream, 0) + 1
                         dead.append(self._dead_letter(m, stream, str(exc)))
                         continue
-                    size = len(value) if value is not None else 0
-                    if add(stream, record, ts=ts, partition=p, offset=m.offset, size=size):
-                        fresh[(index, m.offset)] = value  # type: ignore[assignment]  # decoded: not None
+                    # decoded, so `value` is not None
+                    if add(stream, record, ts=ts, partition=p, offset=m.offset, size=len(value)):  # type: ignore[arg-type]
+                        fresh[(index, m.offset)] = value  # type: ignore[assignment]
                     else:
                         late += 1
+            if last is not None:
+                count += len(msgs)  # type: ignore[arg-type]  # aiokafka hands lists
+                offsets[tp.topic] = last.offset + 1
+                for stream, _ in streams:
                     last_arrival[stream] = now
-            if last_offset >= 0:
-                offsets[tp.topic] = last_offset + 1
-                ts_ms = m.timestamp
-                newest = ts_ms if newest is None or ts_ms > newest else newest
+                if newest is None or last.timestamp > newest:
+                    newest = last.timestamp
         results = engine.advance()
         delta = engine.take_delta()
         expired_ids = {(e.input, e.offset) for e in delta.expired}
@@ -155,13 +155,13 @@ class BatchBuilder:
                 added.append((e, raw))
         released = [e for e in delta.released if (e.input, e.offset) not in added_ids]
         expired = [e for e in delta.expired if (e.input, e.offset) not in added_ids]
-        encode = self._splice_result if self._splice else self._encode_result
-        records = [encode(r) for r in results]
-        frags, keys_cache = self._frag, self._keys
-        for ident in expired_ids:
-            raws.pop(ident, None)
-            frags.pop(ident, None)
-            keys_cache.pop(ident, None)
+        encode = self._splice_results if self._splice else self._encode_results
+        records = encode(results)
+        pieces, keys_cache = self._pieces, self._keys
+        for e in delta.expired:
+            raws.pop((e.input, e.offset), None)
+            pieces.pop(e, None)
+            keys_cache.pop(e, None)
         watermark = engine.watermark
         hll_slice = math.floor(watermark / self._hll_slice_width) if math.isfinite(watermark) else 0
         counters = {"records_in": count, "results": len(records), "late": late, "dead": len(dead)}
@@ -174,7 +174,7 @@ class BatchBuilder:
             added=added,
             released=released,
             expired=expired,
-            outbox={"results": [encode_record(r) for r in records], "dead": [encode_record(r) for r in dead]},
+            outbox={"results": list(map(encode_record, records)), "dead": list(map(encode_record, dead))},
             counters=counters,
             keys=keys,
             hll_slice=hll_slice,
@@ -193,30 +193,22 @@ class BatchBuilder:
                 return self._reader.read(stream, value, kafka_ts)
         return self._reader.decode(stream, raw, kafka_ts)
 
-    def _splice_result(self, result: Any) -> OutboxRecord:
-        """Encode a result by splicing its components' raw bytes (no JSON encoding of the records).
+    def _splice_results(self, results: list[Any]) -> list[OutboxRecord]:
+        """Encode results by splicing their components' raw bytes (no JSON encoding of records).
 
-        The value and the id equal `ResultFormatter.value` / `result_id` (tests compare them).
+        The value equals `ResultFormatter.value` (tests compare them); the pieces and keys of
+        entries are cached, because an entry takes part in many results.
         """
-        raw = self.raw
-        rid_text, body = self._formatter.splice(
-            result, lambda e: raw[(e.input, e.offset)], fragments=self._frag
-        )
-        rid = rid_text.encode()
-        key = None
-        if self._key_input is not None:
-            holder = result[self._key_input]
-            ident = (holder.input, holder.offset)
-            key = self._keys.get(ident)
-            if key is None:
-                key = self._keys[ident] = json.dumps(holder.record.get(self._key_field_name)).encode()
-        return OutboxRecord(key, body, (("id", rid),))
+        splice, piece = self._formatter.splice, self._pieces.__getitem__
+        key_input, key_of = self._key_input, self._keys.__getitem__
+        if key_input is None:
+            return [OutboxRecord(None, splice(r, piece)[1]) for r in results]
+        return [OutboxRecord(key_of(r[key_input]), splice(r, piece)[1]) for r in results]
 
-    def _encode_result(self, result: Any) -> OutboxRecord:
+    def _encode_results(self, results: list[Any]) -> list[OutboxRecord]:
+        """Encode results with `select`ed fields (JSON-encoded, not spliced)."""
         fmt = self._formatter
-        value = fmt.value(result)
-        body = json.dumps(value, separators=(",", ":")).encode()
-        return OutboxRecord(fmt.key(result), body, (("id", value["id"].encode()),))
+        return [OutboxRecord(fmt.key(r), fmt.encode(r)) for r in results]
 
     def _dead_letter(self, m: Message, stream: str, reason: str) -> OutboxRecord:
         headers = (
@@ -228,3 +220,29 @@ class BatchBuilder:
             ("source-offset", str(m.offset).encode()),
         )
         return OutboxRecord(m.key, m.value if m.value is not None else b"", headers)
+
+
+class _PieceCache(dict[Entry, Piece]):
+    """`ResultFormatter.piece` of each held entry, computed on first use (keyed by the entry)."""
+
+    def __init__(self, formatter: ResultFormatter, raw: dict[tuple[int, int], bytes]) -> None:
+        super().__init__()
+        self._formatter = formatter
+        self._raw = raw
+
+    def __missing__(self, e: Entry) -> Piece:
+        piece = self[e] = self._formatter.piece(e, self._raw[(e.input, e.offset)])
+        return piece
+
+
+class _KeyCache(dict[Entry, bytes | None]):
+    """The output key (JSON of the first join field, semantics.md section 5) of each held entry."""
+
+    def __init__(self, query: QueryDef) -> None:
+        super().__init__()
+        ref = query.first_join_field
+        self._field = ref.field if ref is not None else ""
+
+    def __missing__(self, e: Entry) -> bytes | None:
+        key = self[e] = json.dumps(e.record.get(self._field)).encode()
+        return key

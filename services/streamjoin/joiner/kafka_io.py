@@ -8,21 +8,51 @@ records/s from the embedded broker, against about 9k through Faust's stream laye
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
-from streamjoin.joiner.outbox import HEADER_PARTITION, HEADER_QUERY, HEADER_SEQ
+from streamjoin.client_security import aiokafka_options, librdkafka_options
+from streamjoin.joiner.outbox import HEADER_SEQ, parse_sequence_header
 from streamjoin.query.model import StartPosition
+from streamjoin.settings import Settings
 
-__all__ = ["end_offsets", "highest_published", "new_consumer", "partition_counts", "start_offsets"]
+__all__ = [
+    "KafkaClients",
+    "end_offsets",
+    "highest_published",
+    "new_consumer",
+    "partition_counts",
+    "start_offsets",
+]
 
 
-def new_consumer(bootstrap: str, *, client_id: str, fetch_wait_ms: int = 10) -> AIOKafkaConsumer:
+@dataclass(frozen=True, slots=True)
+class KafkaClients:
+    """Where the brokers are and how every client of a worker connects to them (TLS, SASL).
+
+    Built once per worker: `aiokafka_options` loads the TLS files into an `ssl.SSLContext`.
+    """
+
+    bootstrap: str
+    aiokafka: Mapping[str, Any] = field(default_factory=dict)
+    """Extra `AIOKafkaConsumer` keyword arguments (`streamjoin.client_security.aiokafka_options`)."""
+    librdkafka: Mapping[str, str] = field(default_factory=dict)
+    """Extra confluent-kafka configuration (`streamjoin.client_security.librdkafka_options`)."""
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> KafkaClients:
+        """Return the connection of `settings` (`STREAMJOIN_KAFKA_*`)."""
+        return cls(settings.kafka_bootstrap, aiokafka_options(settings), librdkafka_options(settings))
+
+
+def new_consumer(kafka: KafkaClients, *, client_id: str, fetch_wait_ms: int = 10) -> AIOKafkaConsumer:
     """Return an unstarted group-less consumer tuned for large batches and short waits."""
     return AIOKafkaConsumer(
-        bootstrap_servers=bootstrap,
+        **kafka.aiokafka,
+        bootstrap_servers=kafka.bootstrap,
         client_id=client_id,
         group_id=None,
         enable_auto_commit=False,
@@ -113,17 +143,17 @@ async def highest_published(
     if from_offset >= end:
         return best, best_offset
     consumer.seek(tp, max(from_offset, 0))
-    want_query, want_partition = query.encode(), str(partition).encode()
+    ours = query.encode()
     deadline = time.monotonic() + timeout_ms / 1000
     while await consumer.position(tp) < end:
         if time.monotonic() > deadline:
             raise TimeoutError(f"reading the tail of {tp.topic}[{tp.partition}] took over {timeout_ms} ms")
         batch = await consumer.getmany(tp, timeout_ms=500, max_records=10_000)
         for message in batch.get(tp, ()):
-            headers = dict(message.headers or ())
-            if headers.get(HEADER_QUERY) != want_query or headers.get(HEADER_PARTITION) != want_partition:
-                continue
-            seq = int(headers.get(HEADER_SEQ, b"0"))
-            if seq > best:
-                best, best_offset = seq, message.offset
+            for name, value in message.headers or ():
+                if name != HEADER_SEQ:
+                    continue
+                origin = parse_sequence_header(value)
+                if origin is not None and origin[:2] == (ours, partition) and origin[2] > best:
+                    best, best_offset = origin[2], message.offset
     return best, best_offset

@@ -28,7 +28,13 @@ from aiokafka.errors import KafkaError
 from streamjoin.engine import JoinPlan, MultiJoin
 from streamjoin.joiner.batch import BatchBuilder
 from streamjoin.joiner.health import Health
-from streamjoin.joiner.kafka_io import end_offsets, highest_published, new_consumer, start_offsets
+from streamjoin.joiner.kafka_io import (
+    KafkaClients,
+    end_offsets,
+    highest_published,
+    new_consumer,
+    start_offsets,
+)
 from streamjoin.joiner.operator_stats import OperatorStats
 from streamjoin.joiner.outbox import decode_record
 from streamjoin.joiner.publisher import Publisher, PublishError
@@ -90,7 +96,7 @@ class PartitionOperator:
         *,
         plan: JoinPlan | None,
         outputs: OutputTopics,
-        bootstrap: str,
+        kafka: KafkaClients,
         store: StateStore,
         publisher: Publisher,
         owner: str,
@@ -102,7 +108,7 @@ class PartitionOperator:
         self.partition = partition
         self.plan = plan
         self.outputs = outputs
-        self._bootstrap = bootstrap
+        self._kafka = kafka
         self._store = store
         self._publisher = publisher
         self._owner = owner
@@ -195,7 +201,7 @@ class PartitionOperator:
         self.engine = engine
         self.stats.restore(checkpoint.counters)
         consumer = new_consumer(
-            self._bootstrap, client_id=f"{self._owner}-{q}-{p}", fetch_wait_ms=self._config.fetch_wait_ms
+            self._kafka, client_id=f"{self._owner}-{q}-{p}", fetch_wait_ms=self._config.fetch_wait_ms
         )
         await consumer.start()
         try:
@@ -244,20 +250,21 @@ class PartitionOperator:
                 consumer, TopicPartition(topic, out_p), query=q, partition=p, from_offset=start
             )
             first = box.acked + 1
-            todo = [
-                (first + i, decode_record(raw)) for i, raw in enumerate(box.pending) if first + i > published
-            ]
+            skip = max(published - first + 1, 0)
+            todo = [decode_record(raw) for raw in box.pending[skip:]]
             _log.info(
                 "%s: outbox %s holds %d..%d, %d already published; publishing %d",
                 self._component,
                 name,
                 first,
                 box.seq,
-                max(published - first + 1, 0),
+                skip,
                 len(todo),
             )
             if todo:
-                offset = await self._publisher.publish(topic, out_p, todo, query=q, source_partition=p)
+                offset = await self._publisher.publish(
+                    topic, out_p, first + skip, todo, query=q, source_partition=p
+                )
                 self.stats.published[name] += len(todo)
             trims.append(Trim(name, box.seq, offset))
         return trims
@@ -309,9 +316,8 @@ class PartitionOperator:
                 first = seqs[name] + 1
                 seqs[name] += len(records)
                 topic, out_p = self.outputs.partition(name, p)
-                pairs = list(enumerate(records, start=first))
                 future = asyncio.ensure_future(
-                    self._publisher.publish(topic, out_p, pairs, query=q, source_partition=p)
+                    self._publisher.publish(topic, out_p, first, records, query=q, source_partition=p)
                 )
                 inflight.append((name, seqs[name], future, len(records)))
             while len(inflight) > cfg.max_inflight:

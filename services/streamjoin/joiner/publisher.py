@@ -16,7 +16,8 @@ from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, Producer
 
-from streamjoin.joiner.outbox import HEADER_SEQ, OutboxRecord, sequence_headers
+from streamjoin.joiner.kafka_io import KafkaClients
+from streamjoin.joiner.outbox import HEADER_SEQ, OutboxRecord, sequence_header, sequence_prefix
 
 __all__ = ["PublishError", "Publisher"]
 
@@ -31,11 +32,14 @@ class PublishError(RuntimeError):
 class Publisher:
     """Send batches of outbox records; each `publish` resolves to the offset of its last record."""
 
-    def __init__(self, bootstrap: str, *, linger_ms: int = 2, client_id: str = "streamjoin-joiner") -> None:
+    def __init__(
+        self, kafka: KafkaClients, *, linger_ms: int = 2, client_id: str = "streamjoin-joiner"
+    ) -> None:
         """Create the producer and start its poll thread."""
         self._producer = Producer(
             {
-                "bootstrap.servers": bootstrap,
+                **kafka.librdkafka,
+                "bootstrap.servers": kafka.bootstrap,
                 "client.id": client_id,
                 "enable.idempotence": True,
                 "linger.ms": linger_ms,
@@ -68,14 +72,18 @@ class Publisher:
         self,
         topic: str,
         partition: int,
-        records: Sequence[tuple[int, OutboxRecord]],
+        first_seq: int,
+        records: Sequence[OutboxRecord],
         *,
         query: str,
         source_partition: int,
     ) -> int:
-        """Send `(seq, record)` pairs to `topic`/`partition` in order; return the last record's offset."""
+        """Send `records` (numbered from `first_seq`) to `topic`/`partition` in order; return the
+        last record's offset."""
         if self.fatal is not None:
             raise PublishError(f"the producer failed: {self.fatal}")
+        if not records:
+            raise ValueError("nothing to publish")
         loop = asyncio.get_running_loop()
         done: asyncio.Future[int] = loop.create_future()
 
@@ -87,22 +95,18 @@ class Publisher:
             loop.call_soon_threadsafe(_settle, done, outcome)
 
         produce = self._producer.produce
+        prefix = sequence_prefix(query, source_partition)
         last = len(records) - 1
-        fixed = sequence_headers(query, source_partition, 0)[:2]
-        for i, (seq, record) in enumerate(records):
-            headers: list[tuple[str, str | bytes | None]] = [
-                *record.headers,
-                *fixed,
-                (HEADER_SEQ, b"%d" % seq),
-            ]
+        for i, (key, value, headers) in enumerate(records):
+            seq_header = (HEADER_SEQ, sequence_header(prefix, first_seq + i))
             while True:
                 try:
                     produce(
                         topic,
-                        record.value,
-                        record.key,
+                        value,
+                        key,
                         partition=partition,
-                        headers=headers,
+                        headers=[*headers, seq_header] if headers else [seq_header],
                         on_delivery=delivered if i == last else None,
                     )
                     break

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import time
 
+from streamjoin.joiner.kafka_io import KafkaClients
 from streamjoin.topics import TopicSpec, broker_topics, create_topics
 
 __all__ = ["ANCHOR_TOPIC", "ensure_anchor_topic", "ensure_output_topics"]
@@ -22,11 +23,13 @@ subscription before any query is registered: aiokafka refuses an empty one, and 
 starting after the group's first rebalance."""
 
 
-def ensure_anchor_topic(bootstrap: str) -> None:
+def ensure_anchor_topic(kafka: KafkaClients) -> None:
     """Create `ANCHOR_TOPIC` (1 partition) if it is missing and wait until the broker lists it."""
-    existing = broker_topics(bootstrap)
+    existing = broker_topics(kafka.bootstrap, client_config=kafka.librdkafka)
     if ANCHOR_TOPIC not in existing:
-        for result in create_topics(bootstrap, [TopicSpec(ANCHOR_TOPIC, "internal", 1)]):
+        for result in create_topics(
+            kafka.bootstrap, [TopicSpec(ANCHOR_TOPIC, "internal", 1)], client_config=kafka.librdkafka
+        ):
             if not result.ok:
                 raise RuntimeError(f"creating topic {ANCHOR_TOPIC} failed: {result.message}")
             if result.outcome == "created":
@@ -36,19 +39,21 @@ def ensure_anchor_topic(bootstrap: str) -> None:
         if time.monotonic() > deadline:
             raise RuntimeError(f"topic {ANCHOR_TOPIC} not visible in the broker's metadata")
         time.sleep(0.1)
-        existing = broker_topics(bootstrap)
+        existing = broker_topics(kafka.bootstrap, client_config=kafka.librdkafka)
 
 
-def ensure_output_topics(bootstrap: str, output: str, dead_letter: str, partitions: int) -> tuple[int, int]:
+def ensure_output_topics(
+    kafka: KafkaClients, output: str, dead_letter: str, partitions: int
+) -> tuple[int, int]:
     """Create `output` and `dead_letter` if missing; return their partition counts."""
-    existing = broker_topics(bootstrap)
+    existing = broker_topics(kafka.bootstrap, client_config=kafka.librdkafka)
     missing = [
         TopicSpec(name, "output" if name == output else "dead-letter", partitions)
         for name in dict.fromkeys((output, dead_letter))
         if name not in existing
     ]
     if missing:
-        for result in create_topics(bootstrap, missing):
+        for result in create_topics(kafka.bootstrap, missing, client_config=kafka.librdkafka):
             if not result.ok:
                 raise RuntimeError(f"creating topic {result.spec.name} failed: {result.message}")
             if result.outcome == "created":
@@ -59,5 +64,5 @@ def ensure_output_topics(bootstrap: str, output: str, dead_letter: str, partitio
         if time.monotonic() > deadline:
             raise RuntimeError(f"topics {output} and {dead_letter} not visible in the broker's metadata")
         time.sleep(0.1)
-        existing = broker_topics(bootstrap)
+        existing = broker_topics(kafka.bootstrap, client_config=kafka.librdkafka)
     return existing[output], existing[dead_letter]

@@ -22,7 +22,7 @@ from aiokafka import AIOKafkaConsumer
 from streamjoin.joiner.app import add_input_topics, crashed_services, make_app
 from streamjoin.joiner.config import WorkerConfig
 from streamjoin.joiner.health import Health, serve_readiness
-from streamjoin.joiner.kafka_io import new_consumer, partition_counts
+from streamjoin.joiner.kafka_io import KafkaClients, new_consumer, partition_counts
 from streamjoin.joiner.operator import OutputTopics, PartitionOperator
 from streamjoin.joiner.planning import QueryPlanner
 from streamjoin.joiner.publisher import Publisher
@@ -48,8 +48,9 @@ class JoinerWorker:
         self.config = config
         self.health = Health()
         self._stop = asyncio.Event()
-        self._registry = RegistryStore(settings.redis_url, prefix=config.prefix)
-        self._store = RedisStateStore(settings.redis_url, prefix=config.prefix)
+        self._kafka = KafkaClients.from_settings(settings)
+        self._registry = RegistryStore.from_settings(settings, prefix=config.prefix)
+        self._store = RedisStateStore.from_settings(settings, prefix=config.prefix)
         self._publisher: Publisher | None = None
         self._app: Any = None
         self._meta: AIOKafkaConsumer | None = None
@@ -77,20 +78,20 @@ class JoinerWorker:
         server = None
         if self.config.ready_port is not None:
             server = await serve_readiness(self.health, self.config.ready_host, self.config.ready_port)
-        self._publisher = Publisher(self.settings.kafka_bootstrap, client_id=self.config.worker_id)
-        self._meta = new_consumer(self.settings.kafka_bootstrap, client_id=f"{self.config.worker_id}-meta")
+        self._publisher = Publisher(self._kafka, client_id=self.config.worker_id)
+        self._meta = new_consumer(self._kafka, client_id=f"{self.config.worker_id}-meta")
         tasks: list[asyncio.Task[None]] = []
         try:
             await self._retry_until_stopped("kafka", self._meta.start)
             await self._retry_until_stopped(
-                "kafka", lambda: asyncio.to_thread(ensure_anchor_topic, self.settings.kafka_bootstrap)
+                "kafka", lambda: asyncio.to_thread(ensure_anchor_topic, self._kafka)
             )
             snapshot = await self._retry_until_stopped("redis", self._registry.snapshot)
             if snapshot is None:
                 return
             self._app = make_app(
                 self.config.group,
-                self.settings.kafka_bootstrap,
+                self._kafka,
                 session_timeout_ms=self.config.session_timeout_ms,
             )
             self._app.on_partitions_revoked.connect(self._on_revoked)
@@ -280,7 +281,7 @@ class JoinerWorker:
             partitions = next(iter(counts.values()))
             dead = spec.query.dead_letter_topic or _DEFAULT_DEAD_LETTER
             created = await asyncio.to_thread(
-                ensure_output_topics, self.settings.kafka_bootstrap, spec.query.output_topic, dead, partitions
+                ensure_output_topics, self._kafka, spec.query.output_topic, dead, partitions
             )
             self._outputs[name] = OutputTopics(spec.query.output_topic, created[0], dead, created[1])
             self._partitions[name] = partitions
@@ -293,7 +294,7 @@ class JoinerWorker:
             key[1],
             plan=planner.plan,
             outputs=self._outputs[spec.name],
-            bootstrap=self.settings.kafka_bootstrap,
+            kafka=self._kafka,
             store=self._store,
             publisher=self._publisher,
             owner=self.config.worker_id,

@@ -7,7 +7,7 @@ new version is then published on `streamjoin:changes`. A refused write changes n
 
 Usage (a joiner)::
 
-    async with RegistryStore(settings.redis_url) as registry:
+    async with RegistryStore.from_settings(settings) as registry:
         async for version in registry.watch():
             snapshot = await registry.snapshot()
             ...  # start, reconfigure or stop queries to match snapshot.queries
@@ -18,14 +18,17 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from types import TracebackType
+from typing import Any
 
 from redis.asyncio import Redis
 
+from streamjoin.client_security import redis_options
 from streamjoin.registry.catalog import CatalogOps
 from streamjoin.registry.keys import DEFAULT_PREFIX, RegistryKeys
 from streamjoin.registry.runtime import RuntimeOps
+from streamjoin.settings import Settings
 
 __all__ = ["RegistryStore"]
 
@@ -35,13 +38,22 @@ _log = logging.getLogger(__name__)
 class RegistryStore(CatalogOps, RuntimeOps):
     """Read and write the registry over `redis.asyncio`; see the module docstring."""
 
-    def __init__(self, url: str, *, prefix: str = DEFAULT_PREFIX, timeout_ms: int = 5_000) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        prefix: str = DEFAULT_PREFIX,
+        timeout_ms: int = 5_000,
+        connection: Mapping[str, Any] | None = None,
+    ) -> None:
         """Create the client for `url` (nothing connects until the first command).
 
         Args:
             url: the Redis URL (`STREAMJOIN_REDIS_URL`).
             prefix: the key prefix; tests use a unique one per test to share one Redis.
             timeout_ms: socket connect and read timeout.
+            connection: more keyword arguments of `Redis.from_url`, e.g. the TLS options of
+                `streamjoin.client_security.redis_options`.
         """
         client = Redis.from_url(
             url,
@@ -49,9 +61,19 @@ class RegistryStore(CatalogOps, RuntimeOps):
             socket_timeout=timeout_ms / 1000,
             socket_connect_timeout=timeout_ms / 1000,
             health_check_interval=30,
+            **(connection or {}),
         )
         super().__init__(client, RegistryKeys(prefix))
         self.url = url
+
+    @classmethod
+    def from_settings(
+        cls, settings: Settings, *, prefix: str = DEFAULT_PREFIX, timeout_ms: int = 5_000
+    ) -> RegistryStore:
+        """Create the client of `settings.redis_url` with its TLS options (`STREAMJOIN_REDIS_TLS_CA_FILE`)."""
+        return cls(
+            settings.redis_url, prefix=prefix, timeout_ms=timeout_ms, connection=redis_options(settings)
+        )
 
     @property
     def keys(self) -> RegistryKeys:

@@ -7,7 +7,7 @@ differs from the declaration (co-partitioned inputs would then silently disagree
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
@@ -54,11 +54,12 @@ class TopicResult:
         return self.outcome in ("created", "exists")
 
 
-def _admin(bootstrap: str) -> AdminClient:
+def _admin(bootstrap: str, client_config: Mapping[str, str] | None) -> AdminClient:
     config: dict[str, Any] = {
         "bootstrap.servers": bootstrap,
         "log.connection.close": False,
         "logger": _LIBRDKAFKA_LOG,
+        **(client_config or {}),
     }
     return AdminClient(config)
 
@@ -73,9 +74,14 @@ def _partition_counts(admin: AdminClient, bootstrap: str, timeout_ms: int) -> di
     return {name: len(topic.partitions) for name, topic in metadata.topics.items() if topic.error is None}
 
 
-def broker_topics(bootstrap: str, *, timeout_ms: int = 10_000) -> dict[str, int]:
-    """Return every topic on the broker with its partition count."""
-    return _partition_counts(_admin(bootstrap), bootstrap, timeout_ms)
+def broker_topics(
+    bootstrap: str, *, timeout_ms: int = 10_000, client_config: Mapping[str, str] | None = None
+) -> dict[str, int]:
+    """Return every topic on the broker with its partition count.
+
+    `client_config`: more librdkafka properties, the security ones of `client_security.librdkafka_options`.
+    """
+    return _partition_counts(_admin(bootstrap, client_config), bootstrap, timeout_ms)
 
 
 def create_topics(
@@ -84,6 +90,7 @@ def create_topics(
     *,
     replication_factor: int | None = None,
     timeout_ms: int = 30_000,
+    client_config: Mapping[str, str] | None = None,
 ) -> list[TopicResult]:
     """Create every topic of `specs` that does not exist; report each one.
 
@@ -92,12 +99,14 @@ def create_topics(
         specs: the declared topics (e.g. a `TopicCatalog`).
         replication_factor: overrides every declaration's replication factor (-1: broker default).
         timeout_ms: bound on each admin request.
+        client_config: more librdkafka properties of the admin client, e.g. the security ones of
+            `client_security.librdkafka_options`.
 
     Raises:
         BrokerUnreachableError: the broker did not answer.
     """
     specs = list(specs)
-    admin = _admin(bootstrap)
+    admin = _admin(bootstrap, client_config)
     existing = _partition_counts(admin, bootstrap, timeout_ms)
     results: dict[str, TopicResult] = {}
     missing: list[TopicSpec] = []

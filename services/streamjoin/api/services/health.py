@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
 
 from aiokafka import AIOKafkaConsumer
 
@@ -18,10 +19,18 @@ __all__ = ["HealthService"]
 class HealthService:
     """Check the control plane's dependencies, each within `timeout_ms`."""
 
-    def __init__(self, store: RegistryStore, bootstrap: str, timeout_ms: int) -> None:
-        """Check `store`'s Redis and the broker at `bootstrap`."""
+    def __init__(
+        self,
+        store: RegistryStore,
+        bootstrap: str,
+        timeout_ms: int,
+        *,
+        kafka_options: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Check `store`'s Redis and the broker at `bootstrap` (with `kafka_options`, as `ResultService`)."""
         self._store = store
         self._bootstrap = bootstrap
+        self._options = dict(kafka_options or {})
         self._timeout = timeout_ms / 1000
 
     async def readiness(self) -> Readiness:
@@ -47,7 +56,7 @@ class HealthService:
         return f"registry version {await self._store.version()}"
 
     async def _kafka(self) -> str:
-        consumer = AIOKafkaConsumer(bootstrap_servers=self._bootstrap, group_id=None)
+        consumer = AIOKafkaConsumer(bootstrap_servers=self._bootstrap, group_id=None, **self._options)
         try:
             await consumer.start()
             topics = await consumer.topics()

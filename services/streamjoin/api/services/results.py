@@ -12,7 +12,7 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -42,9 +42,15 @@ class ResultEvent:
 class ResultService:
     """Consume output topics on the broker at `bootstrap`."""
 
-    def __init__(self, bootstrap: str) -> None:
-        """Consume from the broker(s) at `bootstrap` (`host:port[,host:port]`)."""
+    def __init__(self, bootstrap: str, *, kafka_options: Mapping[str, Any] | None = None) -> None:
+        """Consume from the broker(s) at `bootstrap` (`host:port[,host:port]`).
+
+        Args:
+            bootstrap: the brokers.
+            kafka_options: more `AIOKafkaConsumer` arguments: `client_security.aiokafka_options`.
+        """
         self._bootstrap = bootstrap
+        self._options = dict(kafka_options or {})
 
     async def stream(
         self, topic: str, *, start: StartAt, limit: int, timeout_ms: int
@@ -56,6 +62,7 @@ class ResultService:
             group_id=None,
             enable_auto_commit=False,
             auto_offset_reset="latest" if start == "latest" else "earliest",
+            **self._options,
         )
         count = 0
         try:

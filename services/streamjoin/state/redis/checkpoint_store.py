@@ -20,6 +20,8 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from streamjoin.client_security import redis_options
+from streamjoin.settings import Settings
 from streamjoin.state.base import (
     Checkpoint,
     CommitBatch,
@@ -50,6 +52,7 @@ class RedisStateStore:
         prefix: str = "streamjoin:",
         timeout_ms: int = 5_000,
         hll_ttl_ms: int = 600_000,
+        connection: Mapping[str, Any] | None = None,
     ) -> None:
         """Create the client (nothing connects before the first command).
 
@@ -58,15 +61,38 @@ class RedisStateStore:
             prefix: key prefix, shared with the registry.
             timeout_ms: socket timeout of every command.
             hll_ttl_ms: how long a HyperLogLog slice lives after its last update.
+            connection: more keyword arguments of `Redis.from_url`, e.g. the TLS options of
+                `streamjoin.client_security.redis_options`.
         """
         self._redis = Redis.from_url(
-            url, socket_timeout=timeout_ms / 1000, socket_connect_timeout=min(timeout_ms, 2_000) / 1000
+            url,
+            socket_timeout=timeout_ms / 1000,
+            socket_connect_timeout=min(timeout_ms, 2_000) / 1000,
+            **(connection or {}),
         )
         self.prefix = prefix
         self._hll_ttl_ms = hll_ttl_ms
         self._claim = self._redis.register_script(CLAIM)
         self._commit = self._redis.register_script(COMMIT)
         self._trim = self._redis.register_script(TRIM)
+
+    @classmethod
+    def from_settings(
+        cls,
+        settings: Settings,
+        *,
+        prefix: str = "streamjoin:",
+        timeout_ms: int = 5_000,
+        hll_ttl_ms: int = 600_000,
+    ) -> RedisStateStore:
+        """Create the store of `settings.redis_url`, with its TLS options (`STREAMJOIN_REDIS_TLS_CA_FILE`)."""
+        return cls(
+            settings.redis_url,
+            prefix=prefix,
+            timeout_ms=timeout_ms,
+            hll_ttl_ms=hll_ttl_ms,
+            connection=redis_options(settings),
+        )
 
     async def aclose(self) -> None:
         """Close the connection pool."""
