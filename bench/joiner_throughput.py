@@ -241,7 +241,9 @@ async def latency(
     u = uuid.uuid4().hex[:6]
     topics = {s: f"lat.{s}.{u}" for s in STREAMS}
     output = f"lat.out.{u}"
-    create_topics(stack.bootstrap, [TopicSpec(t, "internal", PARTITIONS) for t in [*topics.values(), output]])
+    warmup = f"lat.warmup.{u}"
+    specs = [TopicSpec(t, "internal", PARTITIONS) for t in [*topics.values(), output, warmup]]
+    create_topics(stack.bootstrap, specs)
     prefix = f"lat{u}:"
     procs = start_workers(stack, workdir, workers, prefix, f"lat-{u}")
     samples: list[float] = []
@@ -258,6 +260,10 @@ async def latency(
 
         def paced() -> None:
             p = producer(stack.bootstrap)
+            # An idempotent producer holds its first records until it has a producer id (about 1 s
+            # on the embedded broker): that start-up belongs to the benchmark, not to the joiner.
+            p.produce(warmup, b"{}")
+            p.flush(30)
             start = time.monotonic()
             i = 0
             total = int(rate * seconds)

@@ -20,9 +20,19 @@ from typing import Any
 
 from streamjoin.engine.entry import Entry
 from streamjoin.engine.program import Partial, Program, Step
+from streamjoin.engine.stats import WindowStats
 from streamjoin.engine.window import WindowStore
 
-__all__ = ["CrossStep", "WindowRuntime", "admits", "run_cross_product", "run_general", "run_origin_first"]
+__all__ = [
+    "CrossStep",
+    "ExactStep",
+    "WindowRuntime",
+    "admits",
+    "run_cross_product",
+    "run_exact_cross",
+    "run_general",
+    "run_origin_first",
+]
 
 
 @dataclass(slots=True)
@@ -135,6 +145,45 @@ def run_cross_product(
                 return []
         slots.append(candidates)
     return list(product(*[slots[i] for i in query_slots]))
+
+
+# A window of a cross-product program probed in an exact-value index with nothing to admit (eager
+# evaluation and expiration, range window): its statistics, its live index, the origin's field.
+ExactStep = tuple[WindowStats, "Mapping[Any, Sequence[Entry]]", str]
+
+
+def run_exact_cross(
+    k: Entry,
+    steps: Sequence[ExactStep],
+    query_slots: Sequence[int] | None,
+    check_seq: bool,
+    results: list[Partial],
+) -> int:
+    """Append the results whose youngest member is `k` to `results`; return how many.
+
+    `run_cross_product` for its most common case: every window is a bucket of an exact-value index
+    and only the release order may need checking. A bucket holds its entries in release order, so
+    only a bucket whose newest entry was released after `k` (an equal timestamp) is filtered.
+    `query_slots` is None when the local order is the query order.
+    """
+    krecord = k.record
+    slots: list[Sequence[Entry]] = [(k,)]
+    for stats, index, src in steps:
+        bucket = index.get(krecord[src])
+        stats.probes += 1
+        if bucket is None:
+            return 0
+        stats.comparisons += len(bucket)
+        if check_seq:
+            kseq = k.seq
+            if bucket[-1].seq >= kseq:
+                if bucket[0].seq >= kseq:
+                    return 0
+                bucket = [u for u in bucket if u.seq < kseq]
+        slots.append(bucket)
+    before = len(results)
+    results.extend(product(*slots) if query_slots is None else product(*[slots[i] for i in query_slots]))
+    return len(results) - before
 
 
 def run_origin_first(

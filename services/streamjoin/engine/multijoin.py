@@ -16,19 +16,20 @@ every order, mode and batch boundary. State lives in the window stores; see `win
 
 from __future__ import annotations
 
-import heapq
 import math
-from collections import deque
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Mapping, Sequence
-from itertools import count
+from operator import attrgetter
 from typing import Any
 
 from streamjoin.engine.checkpoint import EngineDelta, Journal
 from streamjoin.engine.entry import Entry
 from streamjoin.engine.execute import (
     CrossStep,
+    ExactStep,
     WindowRuntime,
     run_cross_product,
+    run_exact_cross,
     run_general,
     run_origin_first,
 )
@@ -36,6 +37,7 @@ from streamjoin.engine.plan import JoinPlan
 from streamjoin.engine.program import (
     Partial,
     Program,
+    RecordFilter,
     closed_edges,
     compile_filters,
     compile_program,
@@ -50,6 +52,7 @@ __all__ = ["MultiJoin", "Result", "default_plan"]
 Result = Partial  # one entry per input, in query input order
 
 _NEG_INF = -math.inf
+_ts = attrgetter("ts")
 
 
 def default_plan(query: QueryDef) -> JoinPlan:
@@ -124,11 +127,13 @@ class MultiJoin:
         for stream, parts in (partitions or {s: [0] for s in self._names}).items():
             for p in parts:
                 self._max_ts[(self._index[stream], p)] = None
-        # Buffered records: those that arrived in timestamp order in a deque, the others in a heap.
-        self._run: deque[Entry] = deque()
-        self._run_tail_ts = _NEG_INF
-        self._pending: list[tuple[float, int, Entry]] = []
-        self._arrival = count()
+        # Buffered records, in arrival order. A list, not a heap: the joiner adds a fetch topic by
+        # topic, so most records arrive out of order, and one stable sort per release (C, merging a
+        # few sorted runs) costs far less than a heap push and pop per record. `_buffer_sorted`
+        # stays True while arrivals keep timestamp order (`_buffer_tail_ts`: the newest so far).
+        self._buffer: list[Entry] = []
+        self._buffer_tail_ts = _NEG_INF
+        self._buffer_sorted = True
         self._next_seq = 1
         self.watermark = _NEG_INF  # semantics.md section 1; kept current by `add`
         self._lowest_max: float | None = None  # the smallest newest-timestamp among active partitions
@@ -142,6 +147,12 @@ class MultiJoin:
         if self._journal is not None:
             for table in self._tables:
                 table.expired_log = self._journal.expired
+        # What `add` needs of each input, found with one dict lookup per record: its position, its
+        # statistics, its filter, and whether a filtered record is still kept (rows windows).
+        self._inputs: dict[str, tuple[int, WindowStats, RecordFilter | None, bool]] = {
+            s: (i, self._tables[i].stats, self._filters[s], self._rows_limit[i] is not None)
+            for i, s in enumerate(self._names)
+        }
         self._programs: dict[str, Program] = {}
         self.plan = default_plan(query)
         self.set_plan(plan or self.plan)
@@ -159,16 +170,30 @@ class MultiJoin:
         }
         self._by_input = [self._programs[s] for s in self._names]
         self._cross: list[Sequence[CrossStep] | None] = []
+        # The eager joins' common case (`run_exact_cross`): every window probed in an exact-value
+        # index, nothing to admit. Per input: its steps, and the query slots (None: identity).
+        self._exact_cross: list[tuple[Sequence[ExactStep], tuple[int, ...] | None] | None] = []
         for program in self._by_input:
             cross: list[CrossStep] | None = None
+            exact: list[ExactStep] | None = None
             if program.cross_product:
                 cross = []
+                exact = []
                 for step in program.steps[1:]:
                     w = self.windows[step.stream]
                     index = w.table.index(step.probe_field) if step.probe_field is not None else None
                     needs_admit = w.check_ts or w.rows is not None
                     cross.append((w, index, step.probe_field, step.probe_src_field, needs_admit))
+                    if exact is not None:
+                        if index is None or needs_admit or step.probe_src_field is None:
+                            exact = None
+                        else:
+                            exact.append((w.table.stats, index, step.probe_src_field))
             self._cross.append(cross)
+            slots: tuple[int, ...] | None = program.query_slots
+            if slots == tuple(range(len(self._names))):
+                slots = None
+            self._exact_cross.append((exact, slots) if exact is not None else None)
         if plan != self.plan:
             self.plan_changes += 1
         self.plan = plan
@@ -202,59 +227,68 @@ class MultiJoin:
         size: int = 0,
     ) -> bool:
         """Buffer one arriving record; return False when it is late (counted, never joined)."""
-        i = self._index[stream]
-        stats = self._tables[i].stats
+        i, stats, passes, keep_filtered = self._inputs[stream]
         stats.arrivals += 1
         if stats.first_ts is None:
             stats.first_ts = ts
-        if stats.last_ts is None or ts > stats.last_ts:
+        last_ts = stats.last_ts
+        if last_ts is None or ts > last_ts:
             stats.last_ts = ts
         if ts < self.watermark:  # the watermark before this record: late means below it on arrival
             stats.late += 1
             return False
         key = (i, partition)
-        seen = self._max_ts.get(key, _NEG_INF)
+        max_ts = self._max_ts
+        seen = max_ts.get(key, _NEG_INF)
         if seen is None or ts > seen:
-            self._max_ts[key] = ts
+            max_ts[key] = ts
             # Only the partition(s) holding the watermark back can move it.
-            if seen is None or self._lowest_max is None or seen <= self._lowest_max or key in self._idle:
+            lowest = self._lowest_max
+            if seen is None or lowest is None or seen <= lowest or key in self._idle:
                 self._idle.discard(key)
                 self._update_watermark()
         elif key in self._idle:
             self._idle.discard(key)
             self._update_watermark()
         entry = Entry(i, partition, offset, ts, record, size)
-        passes = self._filters[stream]
         if passes is not None and not passes(record):
             stats.filtered += 1
-            if self._rows_limit[i] is None:
+            if not keep_filtered:
                 return True  # a filter may be pushed below a range window: the record can never join
             entry.passes = False
-        if ts >= self._run_tail_ts:  # in timestamp order: the common case, no heap needed
-            self._run.append(entry)
-            self._run_tail_ts = ts
+        self._buffer.append(entry)
+        if ts >= self._buffer_tail_ts:  # in timestamp order: the common case
+            self._buffer_tail_ts = ts
         else:
-            heapq.heappush(self._pending, (ts, next(self._arrival), entry))
-        if self._journal is not None:
-            self._journal.added.append(entry)
+            self._buffer_sorted = False
+        journal = self._journal
+        if journal is not None:
+            journal.added.append(entry)
         return True
 
     # -- time -------------------------------------------------------------------------------
 
     def _update_watermark(self) -> None:
         """Recompute the watermark from the newest timestamp of every active partition."""
-        active = [ts for key, ts in self._max_ts.items() if key not in self._idle]
-        if not active:  # every partition idle: the newest data seen is all there is
-            active = [ts for ts in self._max_ts.values() if ts is not None]
+        idle = self._idle
         lowest: float | None = None
-        for ts in active:
+        any_active = False
+        for key, ts in self._max_ts.items():
+            if idle and key in idle:
+                continue
             if ts is None:  # a partition that has not seen a record holds the watermark back
                 self._lowest_max = None
                 return
-            lowest = ts if lowest is None or ts < lowest else lowest
+            any_active = True
+            if lowest is None or ts < lowest:
+                lowest = ts
+        if not any_active:  # every partition idle: the newest data seen is all there is
+            for ts in self._max_ts.values():
+                if ts is not None and (lowest is None or ts < lowest):
+                    lowest = ts
         self._lowest_max = lowest
-        if lowest is not None:
-            self.watermark = max(self.watermark, lowest - self.query.lateness)
+        if lowest is not None and lowest - self.query.lateness > self.watermark:
+            self.watermark = lowest - self.query.lateness
 
     def advance(self) -> list[Result]:
         """Release what the watermark allows, join it, and return the new results."""
@@ -289,33 +323,24 @@ class MultiJoin:
         return results
 
     def _take_released(self, watermark: float, inclusive: bool) -> list[Entry]:
-        """Pop the buffered records the watermark passed, in timestamp order."""
-        run, heap = self._run, self._pending
-        released: list[Entry] = []
-        if not heap:
-            if inclusive:
-                while run and run[0].ts <= watermark:
-                    released.append(run.popleft())
-            else:
-                while run and run[0].ts < watermark:
-                    released.append(run.popleft())
-            return released
-        # Merge the in-order run with the out-of-order heap. On equal timestamps the run goes first:
-        # a record only enters the heap after the run's tail passed its timestamp, so it arrived
-        # after every run record of that timestamp, and count windows order ties by arrival.
-        while True:
-            if run and (not heap or run[0].ts <= heap[0][0]):
-                ts = run[0].ts
-                if ts > watermark or (ts == watermark and not inclusive):
-                    break
-                released.append(run.popleft())
-            elif heap:
-                ts = heap[0][0]
-                if ts > watermark or (ts == watermark and not inclusive):
-                    break
-                released.append(heapq.heappop(heap)[2])
-            else:
-                break
+        """Pop the buffered records the watermark passed, in timestamp order.
+
+        Ties keep their arrival order (the sort is stable): count windows order equal timestamps by
+        arrival, and a restored checkpoint's waiting records count as the earliest arrivals.
+        """
+        buffer = self._buffer
+        if not buffer:
+            return []
+        if not self._buffer_sorted:
+            buffer.sort(key=_ts)  # a few sorted runs (one per topic-partition of a fetch): merged in C
+            self._buffer_sorted = True
+        if buffer[-1].ts < watermark or (inclusive and buffer[-1].ts == watermark):
+            self._buffer = []
+            self._buffer_tail_ts = _NEG_INF
+            return buffer
+        cut = (bisect_right if inclusive else bisect_left)(buffer, watermark, key=_ts)
+        released = buffer[:cut]
+        del buffer[:cut]
         return released
 
     @staticmethod
@@ -348,7 +373,7 @@ class MultiJoin:
     def _join_eagerly(self, released: Sequence[Entry], results: list[Result]) -> None:
         # Records with equal timestamps enter their windows together before any is joined: a count
         # window "as seen at t" holds every record with timestamp <= t.
-        tables, by_input, cross = self._tables, self._by_input, self._cross
+        tables, exact_cross = self._tables, self._exact_cross
         rows_limit = self._rows_limit
         expire_eagerly = not self._lazy_exp
         seq = self._next_seq
@@ -360,29 +385,35 @@ class MultiJoin:
             j = i + 1
             while j < n and released[j].ts == ts:
                 j += 1
-            group = released[i:j] if j - i > 1 else (first,)
-            for entry in group:
-                entry.seq = seq
+            if j - i == 1:
+                group: Sequence[Entry] = (first,)
+                check_seq = False
+                first.seq = seq
                 seq += 1
-                tables[entry.input].insert(entry)
+                tables[first.input].insert(first)
+            else:
+                group = released[i:j]
+                check_seq = True  # equal timestamps: a group member released after k is in its window
+                for entry in group:
+                    entry.seq = seq
+                    seq += 1
+                    tables[entry.input].insert(entry)
             if expire_eagerly:
                 for table in tables:
                     if ts > table.expires_at:
                         table.expire(ts)
-            check_seq = j - i > 1
             for k in group:
-                origin = k.input
                 if not k.passes:
                     continue
+                origin = k.input
                 limit = rows_limit[origin]
                 if limit is not None and k.cnt <= k.group.count_at(ts) - limit:
                     continue  # a newer record with the same timestamp pushed k out of its window
-                steps = cross[origin]
-                if steps is not None:  # the common case, inlined
-                    found = run_cross_product(k, steps, by_input[origin].query_slots, check_seq)
+                exact = exact_cross[origin]
+                if exact is not None:
+                    found = run_exact_cross(k, exact[0], exact[1], check_seq, results)
                     if found:
-                        tables[origin].stats.results += len(found)
-                        results.extend(found)
+                        tables[origin].stats.results += found
                 else:
                     self._join_one(k, check_seq, results)
             i = j
@@ -471,10 +502,12 @@ class MultiJoin:
             waiting = [*unjoined, *waiting]
         for entry in released:
             self._tables[entry.input].insert(entry)
-        for entry in waiting:  # sorted: they form the in-order run, ahead of any new arrival
+        for entry in waiting:  # sorted: they count as arrived first, ahead of any new arrival
             entry.seq = -1
-            self._run.append(entry)
-            self._run_tail_ts = entry.ts
+        if waiting:
+            self._buffer = [*waiting, *self._buffer]
+            self._buffer_sorted = False
+            self._buffer_tail_ts = max(self._buffer_tail_ts, waiting[-1].ts)
         self._next_seq = int(scalars["next_seq"])
         self.watermark = float(scalars["watermark"])
         self._last_released_ts = float(scalars["last_released_ts"])
@@ -509,4 +542,4 @@ class MultiJoin:
     @property
     def buffered(self) -> int:
         """Return the number of records waiting for the watermark."""
-        return len(self._run) + len(self._pending) + len(self._batch)
+        return len(self._buffer) + len(self._batch)

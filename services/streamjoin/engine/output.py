@@ -4,16 +4,25 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from operator import attrgetter
 from typing import Any
 
 from streamjoin.engine.entry import Entry
 from streamjoin.query.model import QueryDef
 
-__all__ = ["Piece", "ResultFormatter"]
+__all__ = ["Piece", "ResultFormatter", "json_key"]
 
 Piece = tuple[bytes, bytes]
 """A component as `ResultFormatter.splice` uses it: (`"stream":` + its raw JSON, its id fragment)."""
+
+
+_ts_of = attrgetter("ts")
+
+
+def json_key(value: Any) -> bytes:
+    """Return `value` as the JSON of an output record's Kafka key (ints without `json.dumps`)."""
+    return b"%d" % value if type(value) is int else json.dumps(value).encode()
 
 
 class ResultFormatter:
@@ -22,7 +31,7 @@ class ResultFormatter:
     def __init__(self, query: QueryDef) -> None:
         self.query = query
         self._names = query.stream_names
-        self._topics = [i.topic for i in query.inputs]
+        self._topics_bytes = [i.topic.encode() for i in query.inputs]
         key_field = query.first_join_field
         self._key = (query.input_index(key_field.stream), key_field.field) if key_field else None
         self._names_json = [json.dumps(name).encode() + b":" for name in self._names]
@@ -37,16 +46,16 @@ class ResultFormatter:
         """Return the result's stable id: a digest of its components' (topic, partition, offset)."""
         return self._digest([self._fragment(e) for e in result])
 
-    def _fragment(self, e: Entry) -> str:
-        return f"{self._topics[e.input]}:{e.partition}:{e.offset}"
+    def _fragment(self, e: Entry) -> bytes:
+        return b"%s:%d:%d" % (self._topics_bytes[e.input], e.partition, e.offset)
 
     @staticmethod
-    def _digest(fragments: list[str]) -> str:
-        return hashlib.blake2b("|".join(fragments).encode(), digest_size=16).hexdigest()
+    def _digest(fragments: Iterable[bytes]) -> str:
+        return hashlib.blake2b(b"|".join(fragments), digest_size=16).hexdigest()
 
     def piece(self, e: Entry, raw: bytes) -> Piece:
         """Return how `splice` uses component `e` whose record arrived as `raw` (cache it per entry)."""
-        return self._names_json[e.input] + raw, self._fragment(e).encode()
+        return self._names_json[e.input] + raw, self._fragment(e)
 
     def splice(self, result: Sequence[Entry], piece: Callable[[Entry], Piece]) -> tuple[str, bytes]:
         """Return (id, output record) built from each component's raw JSON bytes, as it arrived.
@@ -56,27 +65,18 @@ class ResultFormatter:
         `piece(e)` returns `self.piece(e, raw bytes of e)`; callers cache it per entry, because an
         entry takes part in many results.
         """
-        ts = max([e.ts for e in result])
-        pieces = [piece(e) for e in result]
-        rid = hashlib.blake2b(b"|".join([f for _, f in pieces]), digest_size=16).hexdigest()
-        return rid, b"".join(
-            (
-                self._head,
-                b"%d" % ts if type(ts) is int else json.dumps(ts).encode(),
-                b',"tuples":{',
-                b",".join([v for v, _ in pieces]),
-                b'},"id":"',
-                rid.encode(),
-                b'"}',
-            )
-        )
+        ts = max(map(_ts_of, result))
+        values, fragments = zip(*map(piece, result), strict=True)
+        rid = self._digest(fragments)
+        ts_text = b"%d" % ts if type(ts) is int else json.dumps(ts).encode()
+        return rid, b'%s%s,"tuples":{%s},"id":"%s"}' % (self._head, ts_text, b",".join(values), rid.encode())
 
     def key(self, result: Sequence[Entry]) -> bytes | None:
         """Return the Kafka key: the value of the first equi-join attribute, as JSON."""
         if self._key is None:
             return None
         index, field = self._key
-        return json.dumps(result[index].record.get(field)).encode()
+        return json_key(result[index].record.get(field))
 
     def value(self, result: Sequence[Entry]) -> dict[str, Any]:
         """Return the output record `{"query", "ts", "tuples", "id"}`."""

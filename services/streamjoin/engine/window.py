@@ -15,6 +15,7 @@ import math
 from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import islice
 from typing import Any, Protocol
 
 from streamjoin.engine.entry import Entry
@@ -24,6 +25,7 @@ from streamjoin.query.model import InputDef, RangeWindow, RowsWindow
 __all__ = ["EMPTY", "MemoryWindowTable", "RowsGroup", "StoreFactory", "WindowStore", "bucket_key"]
 
 EMPTY: tuple[Entry, ...] = ()
+_LIST_BUCKET_MAX = 64  # a longer list bucket turns into a deque when its oldest entry expires
 
 
 def bucket_key(value: Any, buckets: int | None) -> Any:
@@ -63,13 +65,16 @@ class WindowStore(Protocol):
         """Add a released record (its `seq` is set)."""
 
     def bucket(self, field: str, value: Any) -> Sequence[Entry]:
-        """Return the entries whose `field` may equal `value` (exactly, or same hash bucket)."""
+        """Return the entries whose `field` may equal `value` (exactly, or same hash bucket), oldest first."""
 
     def scan(self) -> Iterable[Entry]:
         """Return every entry held, oldest first."""
 
     def index(self, field: str) -> Mapping[Any, Sequence[Entry]] | None:
-        """Return the live hash index of `field` when it is keyed by exact values, else None."""
+        """Return the live hash index of `field` when it is keyed by exact values, else None.
+
+        Each bucket holds its entries in release order (`seq`): the eager join relies on it.
+        """
 
     def expire(self, now: float) -> int:
         """Drop what no record with timestamp >= `now` can join; return how many were dropped."""
@@ -100,7 +105,10 @@ class MemoryWindowTable:
         self._entries: deque[Entry] = deque()
         # For rows windows, evictions are not oldest-first across groups: keep a seq-keyed dict.
         self._by_seq: dict[int, Entry] = {}
-        self._indexes: dict[str, dict[Any, deque[Entry]]] = {f: {} for f in index_fields}
+        # A bucket starts as a list (most hold a few entries: a list is cheaper to build and 10x
+        # smaller than a deque) and becomes a deque once long, when removing from its front
+        # would copy too much (see `expire`).
+        self._indexes: dict[str, dict[Any, list[Entry] | deque[Entry]]] = {f: {} for f in index_fields}
         self._index_items = list(self._indexes.items())
         self.expires_at = math.inf
         self._groups: dict[tuple[int, Any], RowsGroup] = {}
@@ -121,37 +129,42 @@ class MemoryWindowTable:
         """Add a released record to the window and to every index."""
         record = entry.record
         if self._rows is None:
-            if not self._entries:
+            entries = self._entries
+            if not entries:
                 self.expires_at = entry.ts + self._range  # type: ignore[operator]
-            self._entries.append(entry)
+            entries.append(entry)
         else:
-            self._by_seq[entry.seq] = entry
-            gkey = (entry.partition, record.get(self._partition_by) if self._partition_by else None)
-            group = self._groups.get(gkey)
-            if group is None:
-                group = self._groups[gkey] = RowsGroup()
-                self._group_entries[gkey] = deque()
-            group.count += 1
-            group.ts.append(entry.ts)
-            entry.cnt = group.count
-            entry.group = group
-            self._group_entries[gkey].append(entry)
-            self._dirty_groups.add(gkey)
-            if group.count - group.first_cnt + 1 > self._rows:
-                self._overflow = True
-                self.expires_at = -math.inf
+            self._insert_rows(entry)
         buckets = self._buckets
         for field, index in self._index_items:
             key = record[field] if buckets is None else hash(record[field]) % buckets
             bucket = index.get(key)
             if bucket is None:
-                index[key] = deque((entry,))
+                index[key] = [entry]
             else:
                 bucket.append(entry)
         stats = self.stats
         stats.inserts += 1
         stats.records += 1
         stats.bytes += entry.size
+
+    def _insert_rows(self, entry: Entry) -> None:
+        assert self._rows is not None
+        self._by_seq[entry.seq] = entry
+        gkey = (entry.partition, entry.record.get(self._partition_by) if self._partition_by else None)
+        group = self._groups.get(gkey)
+        if group is None:
+            group = self._groups[gkey] = RowsGroup()
+            self._group_entries[gkey] = deque()
+        group.count += 1
+        group.ts.append(entry.ts)
+        entry.cnt = group.count
+        entry.group = group
+        self._group_entries[gkey].append(entry)
+        self._dirty_groups.add(gkey)
+        if group.count - group.first_cnt + 1 > self._rows:
+            self._overflow = True
+            self.expires_at = -math.inf
 
     def bucket(self, field: str, value: Any) -> Sequence[Entry]:
         """Return the entries of the index bucket `value` falls in (empty when none)."""
@@ -173,35 +186,42 @@ class MemoryWindowTable:
 
     def expire(self, now: float) -> int:
         """Drop entries no future record (timestamp >= `now`) can join; return the count."""
-        dropped = self._expire_rows() if self._rows is not None else self._expire_range(now)
+        if self._rows is not None:
+            dropped = self._expire_rows()
+        else:  # inline: under eager expiration this runs for almost every new timestamp
+            bound = now - self._range  # type: ignore[operator]
+            entries = self._entries
+            dropped = 0
+            if entries and entries[0].ts < bound:
+                log = self.expired_log
+                buckets = self._buckets
+                index_items = self._index_items
+                size = 0
+                while entries and entries[0].ts < bound:
+                    entry = entries.popleft()
+                    record = entry.record
+                    for field, index in index_items:  # the oldest entry is the oldest of its buckets too
+                        key = record[field] if buckets is None else hash(record[field]) % buckets
+                        bucket = index[key]
+                        n = len(bucket)
+                        if n == 1:
+                            del index[key]
+                        elif type(bucket) is deque:
+                            bucket.popleft()
+                        elif n <= _LIST_BUCKET_MAX:
+                            del bucket[0]
+                        else:
+                            index[key] = deque(islice(bucket, 1, None))
+                    size += entry.size
+                    if log is not None:
+                        log.append(entry)
+                    dropped += 1
+                self.stats.bytes -= size
+            self.expires_at = entries[0].ts + self._range if entries else math.inf  # type: ignore[operator]
         if dropped:
-            self.stats.expirations += dropped
-            self.stats.records -= dropped
-        return dropped
-
-    def _expire_range(self, now: float) -> int:
-        assert self._range is not None
-        bound = now - self._range
-        entries = self._entries
-        log = self.expired_log
-        buckets = self._buckets
-        index_items = self._index_items
-        dropped = size = 0
-        while entries and entries[0].ts < bound:
-            entry = entries.popleft()
-            record = entry.record
-            for field, index in index_items:  # the oldest entry is the oldest of its buckets too
-                key = record[field] if buckets is None else hash(record[field]) % buckets
-                bucket = index[key]
-                bucket.popleft()
-                if not bucket:
-                    del index[key]
-            size += entry.size
-            if log is not None:
-                log.append(entry)
-            dropped += 1
-        self.stats.bytes -= size
-        self.expires_at = entries[0].ts + self._range if entries else math.inf
+            stats = self.stats
+            stats.expirations += dropped
+            stats.records -= dropped
         return dropped
 
     def _expire_rows(self) -> int:

@@ -6,7 +6,6 @@ outlive a batch (reader, formatter, the stream names of each topic, counters).
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -16,7 +15,7 @@ import orjson
 
 from streamjoin.engine import MalformedRecord, MultiJoin, RecordReader, ResultFormatter
 from streamjoin.engine.entry import Entry
-from streamjoin.engine.output import Piece
+from streamjoin.engine.output import Piece, json_key
 from streamjoin.engine.program import index_fields
 from streamjoin.joiner.outbox import OutboxRecord, encode_record
 from streamjoin.query.model import QueryDef, RangeWindow
@@ -244,5 +243,5 @@ class _KeyCache(dict[Entry, bytes | None]):
         self._field = ref.field if ref is not None else ""
 
     def __missing__(self, e: Entry) -> bytes | None:
-        key = self[e] = json.dumps(e.record.get(self._field)).encode()
+        key = self[e] = json_key(e.record.get(self._field))
         return key
