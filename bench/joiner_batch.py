@@ -15,7 +15,8 @@ import argparse
 import cProfile
 import json
 import time
-from dataclasses import dataclass
+
+from aiokafka import ConsumerRecord, TopicPartition
 
 from streamjoin.engine import MultiJoin, tune_gc
 from streamjoin.joiner.batch import BatchBuilder
@@ -25,34 +26,14 @@ from streamjoin.query import parse_query
 STREAMS = "abc"
 
 
-@dataclass(frozen=True, slots=True)
-class TopicPartition:
-    """What the builder reads of aiokafka's TopicPartition."""
-
-    topic: str
-    partition: int
-
-
-@dataclass(frozen=True, slots=True)
-class Message:
-    """What the builder reads of aiokafka's ConsumerRecord."""
-
-    topic: str
-    partition: int
-    offset: int
-    timestamp: int
-    key: bytes | None
-    value: bytes | None
-
-
-def workload(n: int) -> dict[str, list[Message]]:
+def workload(n: int) -> dict[str, list[ConsumerRecord[None, bytes]]]:
     """Return n records per topic of one partition (keys i // 6, 10 records per ms)."""
-    out: dict[str, list[Message]] = {s: [] for s in STREAMS}
+    out: dict[str, list[ConsumerRecord[None, bytes]]] = {s: [] for s in STREAMS}
     for i in range(n):
         stream, k, ts = STREAMS[i % 3], i // 6, i // 10
         value = b'{"ts":%d,"k":%d,"pad":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}' % (ts, k)
         box = out[stream]
-        box.append(Message(f"t.{stream}", 0, len(box), ts, None, value))
+        box.append(ConsumerRecord(f"t.{stream}", 0, len(box), ts, 0, None, value, None, 0, len(value), ()))
     return out
 
 
