@@ -7,6 +7,7 @@ records/s from the embedded broker, against about 9k through Faust's stream laye
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ __all__ = [
     "highest_published",
     "new_consumer",
     "partition_counts",
+    "start_consumer",
     "start_offsets",
 ]
 
@@ -63,6 +65,18 @@ def new_consumer(kafka: KafkaClients, *, client_id: str, fetch_wait_ms: int = 10
         request_timeout_ms=30_000,
         metadata_max_age_ms=5_000,
     )
+
+
+async def start_consumer(consumer: AIOKafkaConsumer) -> None:
+    """Start `consumer` and let its background tasks take their first step.
+
+    A group-less aiokafka consumer stopped before its coordinator's first task ran raises
+    `CancelledError` out of `stop()` (it awaits a task cancelled before it started), which ends the
+    caller's task as if it had been cancelled: an operator that had nothing to recover was restarted
+    every second that way.
+    """
+    await consumer.start()
+    await asyncio.sleep(0)
 
 
 async def partition_counts(consumer: AIOKafkaConsumer, topics: Iterable[str]) -> dict[str, int]:

@@ -33,6 +33,7 @@ from streamjoin.joiner.kafka_io import (
     end_offsets,
     highest_published,
     new_consumer,
+    start_consumer,
     start_offsets,
 )
 from streamjoin.joiner.operator_stats import OperatorStats
@@ -169,6 +170,9 @@ class PartitionOperator:
                 _log.warning("%s: another worker owns it now (%s); stopping", self._component, exc)
                 return
             except (StateUnavailableError, PublishError, KafkaError, OSError, TimeoutError) as exc:
+                _log.warning(
+                    "%s: %s: %s; retrying in %d ms", self._component, type(exc).__name__, exc, backoff
+                )
                 self._health.fail(self._component, f"{type(exc).__name__}: {exc}")
             except Exception as exc:
                 _log.exception("%s failed; restarting it from its checkpoint", self._component)
@@ -203,7 +207,7 @@ class PartitionOperator:
         consumer = new_consumer(
             self._kafka, client_id=f"{self._owner}-{q}-{p}", fetch_wait_ms=self._config.fetch_wait_ms
         )
-        await consumer.start()
+        await start_consumer(consumer)
         try:
             tps = {t: TopicPartition(t, p) for t in self._builder.topics}
             batch_no = checkpoint.batch
@@ -309,7 +313,7 @@ class PartitionOperator:
             await self._store.commit(q, p, epoch, built.commit)
             batch_no += 1
             trims = []
-            self.stats.on_batch(built, consumer, offsets)
+            self.stats.on_batch(built, consumer.highwater, p, offsets)
             for name, records in (("results", built.results), ("dead", built.dead)):
                 if not records:
                     continue

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping
-from typing import Any, Protocol
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from aiokafka import TopicPartition
 
@@ -19,10 +19,6 @@ from streamjoin.query.model import QueryDef
 from streamjoin.registry.histogram import LatencyHistogram
 
 __all__ = ["OperatorStats"]
-
-
-class _Highwater(Protocol):
-    def highwater(self, tp: TopicPartition) -> int | None: ...
 
 
 class OperatorStats:
@@ -40,8 +36,14 @@ class OperatorStats:
         """Continue from the committed counters."""
         self.counters = dict(committed)
 
-    def on_batch(self, built: BuiltBatch, consumer: _Highwater, offsets: Mapping[str, int]) -> None:
-        """Count one committed batch and refresh the consumer lag."""
+    def on_batch(
+        self,
+        built: BuiltBatch,
+        highwater: Callable[[TopicPartition], int | None],
+        partition: int,
+        offsets: Mapping[str, int],
+    ) -> None:
+        """Count one committed batch and refresh the consumer lag of input `partition`."""
         c = self.counters
         c["records_in"] = c.get("records_in", 0) + built.records
         c["results"] = c.get("results", 0) + len(built.results)
@@ -50,8 +52,7 @@ class OperatorStats:
         for stream, n in built.malformed.items():
             c[f"malformed:{stream}"] = c.get(f"malformed:{stream}", 0) + n
         for topic, stream in self._topic_streams:
-            tp = TopicPartition(topic, _partition_of(consumer, topic))
-            high = consumer.highwater(tp) if tp.partition >= 0 else None
+            high = highwater(TopicPartition(topic, partition))
             if high is not None and topic in offsets:
                 self.consumer_lag[stream] = max(high - offsets[topic], 0)
 
@@ -89,13 +90,3 @@ class OperatorStats:
             "observed_cost": (comparisons + probes) / records if records and engine is not None else None,
             "updated_at": time.time(),
         }
-
-
-def _partition_of(consumer: object, topic: str) -> int:
-    assignment = getattr(consumer, "assignment", None)
-    if assignment is None:
-        return -1
-    for tp in assignment():
-        if tp.topic == topic:
-            return int(tp.partition)
-    return -1
