@@ -77,22 +77,10 @@ class RedisStateStore:
         self._trim = self._redis.register_script(TRIM)
 
     @classmethod
-    def from_settings(
-        cls,
-        settings: Settings,
-        *,
-        prefix: str = "streamjoin:",
-        timeout_ms: int = 5_000,
-        hll_ttl_ms: int = 600_000,
-    ) -> RedisStateStore:
-        """Create the store of `settings.redis_url`, with its TLS options (`STREAMJOIN_REDIS_TLS_CA_FILE`)."""
-        return cls(
-            settings.redis_url,
-            prefix=prefix,
-            timeout_ms=timeout_ms,
-            hll_ttl_ms=hll_ttl_ms,
-            connection=redis_options(settings),
-        )
+    def from_settings(cls, settings: Settings, **options: Any) -> RedisStateStore:
+        """Create the store of `settings.redis_url` with its TLS options (`STREAMJOIN_REDIS_TLS_CA_FILE`);
+        `options` are `__init__`'s keyword arguments."""
+        return cls(settings.redis_url, connection=redis_options(settings), **options)
 
     async def aclose(self) -> None:
         """Close the connection pool."""
