@@ -142,13 +142,15 @@ def result_ts(value: bytes) -> int:
     return int(value[start : value.index(b",", start)])
 
 
+def _cpu_of(stat: Path, *, children: bool) -> float:
+    """Return the user + system CPU seconds in a /proc `stat` file (and its waited-for children's)."""
+    fields = stat.read_text().rpartition(")")[2].split()  # fields from the state on, after `(comm)`
+    return sum(int(f) for f in fields[11 : 15 if children else 13]) / os.sysconf("SC_CLK_TCK")
+
+
 def cpu_seconds(pid: int | None) -> float:
-    """Return the user + system CPU seconds of process `pid` and its waited-for children (Linux)."""
-    if pid is None:
-        return 0.0
-    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    ticks = sum(int(f) for f in fields[11:15])  # utime, stime, cutime, cstime
-    return ticks / os.sysconf("SC_CLK_TCK")
+    """Return the CPU seconds of process `pid` and its waited-for children (Linux)."""
+    return 0.0 if pid is None else _cpu_of(Path(f"/proc/{pid}/stat"), children=True)
 
 
 def thread_cpu_seconds(pid: int | None) -> dict[str, float]:
@@ -158,11 +160,11 @@ def thread_cpu_seconds(pid: int | None) -> dict[str, float]:
         return out
     for task in Path(f"/proc/{pid}/task").iterdir():
         try:
-            fields = (task / "stat").read_text().rpartition(")")[2].split()
+            seconds = _cpu_of(task / "stat", children=False)
             name = "main" if int(task.name) == pid else (task / "comm").read_text().strip()
         except FileNotFoundError:  # the thread ended
             continue
-        out[name] = out.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        out[name] = out.get(name, 0.0) + seconds
     return out
 
 

@@ -176,14 +176,21 @@ async def wait_running(
     redis_url: str, prefix: str, query: str, partitions: int, timeout_s: float = 60
 ) -> None:
     """Wait until every partition of `query` reports `running`."""
+    await wait_state(redis_url, prefix, query, partitions, "running", timeout_s=timeout_s)
+
+
+async def wait_state(
+    redis_url: str, prefix: str, query: str, partitions: int, state: str, *, timeout_s: float = 60
+) -> None:
+    """Wait until `partitions` partitions of `query` report `state`."""
     deadline = time.monotonic() + timeout_s
     async with RegistryStore(redis_url, prefix=prefix) as registry:
         while time.monotonic() < deadline:
             statuses = await registry.read_status(query)
-            if len([s for s in statuses if s.state == "running"]) >= partitions:
+            if len([s for s in statuses if s.state == state]) >= partitions:
                 return
             await asyncio.sleep(0.2)
-    raise TimeoutError(f"query {query} not running on {partitions} partitions after {timeout_s} s")
+    raise TimeoutError(f"query {query} not {state} on {partitions} partitions after {timeout_s} s")
 
 
 async def consume_output(

@@ -25,6 +25,7 @@ from tests.joiner.harness import (
     produce,
     register_query,
     wait_running,
+    wait_state,
 )
 
 from streamjoin.joiner.kafka_io import KafkaClients, end_offsets, new_consumer
@@ -33,15 +34,6 @@ from streamjoin.registry import RegistryStore
 pytestmark = pytest.mark.timeout(180)
 
 LAZY = {"evaluation": {"mode": "lazy", "every": 25}, "expiration": {"mode": "lazy", "every": 50}}
-
-
-async def _wait_states(redis_url: str, prefix: str, query: str, state: str, partitions: int) -> None:
-    async with RegistryStore(redis_url, prefix=prefix) as registry:
-        for _ in range(150):
-            if len([s for s in await registry.read_status(query) if s.state == state]) >= partitions:
-                return
-            await asyncio.sleep(0.2)
-    raise TimeoutError(f"query {query} never reported {state!r} on {partitions} partitions")
 
 
 async def _output_size(bootstrap: str, topic: str, partitions: int) -> int:
@@ -71,7 +63,7 @@ def test_pause_then_resume_lazily_keeps_every_result_once(
         await asyncio.sleep(2)  # let the first half be joined
         async with RegistryStore(redis_server, prefix=s.prefix) as registry:
             await registry.set_controls(s.name, {"paused": True})
-        await _wait_states(redis_server, s.prefix, s.name, "paused", 4)
+        await wait_state(redis_server, s.prefix, s.name, 4, "paused")
         events += produce(kafka_broker, s.topics, w.items[half:])
         before = await _output_size(kafka_broker, s.output, 4)
         await asyncio.sleep(3)

@@ -67,13 +67,10 @@ class RegistryStore(CatalogOps, RuntimeOps):
         self.url = url
 
     @classmethod
-    def from_settings(
-        cls, settings: Settings, *, prefix: str = DEFAULT_PREFIX, timeout_ms: int = 5_000
-    ) -> RegistryStore:
-        """Create the client of `settings.redis_url` with its TLS options (`STREAMJOIN_REDIS_TLS_CA_FILE`)."""
-        return cls(
-            settings.redis_url, prefix=prefix, timeout_ms=timeout_ms, connection=redis_options(settings)
-        )
+    def from_settings(cls, settings: Settings, **options: Any) -> RegistryStore:
+        """Create the client of `settings.redis_url` with its TLS options (`STREAMJOIN_REDIS_TLS_CA_FILE`);
+        `options` are `__init__`'s keyword arguments."""
+        return cls(settings.redis_url, connection=redis_options(settings), **options)
 
     @property
     def keys(self) -> RegistryKeys:
