@@ -83,7 +83,7 @@ class Settings(BaseSettings):
         servers = [part.strip() for part in value.split(",")]
         for server in servers:
             host, sep, port = server.rpartition(":")
-            if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            if not sep or not host or not (port.isascii() and port.isdigit()) or not 0 < int(port) < 65536:
                 raise ValueError(f"{server!r} is not host:port (in {value!r})")
         return ",".join(servers)
 

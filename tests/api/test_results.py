@@ -94,6 +94,7 @@ def test_ends_at_the_timeout(streams: ApiServer, output: str) -> None:
     ("params", "field"),
     [
         ({"from": "yesterday"}, "from"),
+        ({"from": "\u00b3"}, "from"),  # a digit to str.isdigit, not to int() (found by schemathesis)
         ({"limit": 0}, "limit"),
         ({"limit": 10**9}, "limit"),
         ({"timeout_ms": 0}, "timeout_ms"),

@@ -26,7 +26,7 @@ NDJSON = "application/x-ndjson"
 def _start(raw: str) -> StartAt:
     if raw in ("latest", "earliest"):
         return raw  # type: ignore[return-value]  # narrowed by the membership test
-    if raw.isdigit() and len(raw) <= 16:
+    if raw.isascii() and raw.isdigit() and len(raw) <= 16:  # isdigit alone accepts "³", int() does not
         return int(raw)
     raise ApiError(422, "invalid_request", 'must be "latest", "earliest" or a timestamp in ms', field="from")
 
