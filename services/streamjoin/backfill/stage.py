@@ -98,8 +98,11 @@ class GroupRunner:
         self._formatter = ResultFormatter(self.query)
         self.stats = StageStats()
         # The output record, byte for byte as the live joiner writes it: without `select`, each
-        # component is spliced in as the raw bytes it arrived as (joiner/batch.py `_splice_result`).
+        # component is spliced in as the raw bytes it arrived as (`ResultFormatter.splicer`, as the
+        # joiner does).
         self._splice = self.query.select is None
+        fmt = self._formatter
+        self._spliced_record = fmt.splicer(lambda e: fmt.piece(e, cast(RawRecord, e.record).raw))
 
     def run(self, batches: Iterable[pd.DataFrame]) -> Iterator[list[ResultRow]]:
         """Join every group of `batches`; yield its owned results as rows, a few hundred at a time."""
@@ -183,8 +186,7 @@ class GroupRunner:
 
     def _spliced(self, result: Result, t_max: float) -> tuple[str, bytes]:
         """Return (id, output record) with the components' raw bytes spliced in."""
-        fmt = self._formatter
-        return fmt.splice(result, lambda e: fmt.piece(e, cast(RawRecord, e.record).raw))
+        return self._formatter.result_id(result), self._spliced_record(result)
 
     def _formatted(self, result: Result, t_max: float) -> tuple[str, bytes]:
         """Return (id, output record) with the `select`ed fields, JSON-encoded."""

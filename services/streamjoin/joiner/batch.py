@@ -73,6 +73,7 @@ class BatchBuilder:
         key_ref = query.first_join_field
         self._key_input = query.input_index(key_ref.stream) if key_ref is not None else None
         self._splice = query.select is None
+        self._spliced_record = self._formatter.splicer(self._pieces.__getitem__)
         largest = query.largest_window
         self._hll_slice_width = largest if largest > 0 else _HLL_SLICE_ROWS_MS
         self._has_rows = any(not isinstance(i.window, RangeWindow) for i in query.inputs)
@@ -198,11 +199,11 @@ class BatchBuilder:
         The value equals `ResultFormatter.value` (tests compare them); the pieces and keys of
         entries are cached, because an entry takes part in many results.
         """
-        splice, piece = self._formatter.splice, self._pieces.__getitem__
+        splice = self._spliced_record
         key_input, key_of = self._key_input, self._keys.__getitem__
         if key_input is None:
-            return [OutboxRecord(None, splice(r, piece)[1]) for r in results]
-        return [OutboxRecord(key_of(r[key_input]), splice(r, piece)[1]) for r in results]
+            return [OutboxRecord(None, splice(r)) for r in results]
+        return [OutboxRecord(key_of(r[key_input]), splice(r)) for r in results]
 
     def _encode_results(self, results: list[Any]) -> list[OutboxRecord]:
         """Encode results with `select`ed fields (JSON-encoded, not spliced)."""

@@ -146,14 +146,20 @@ async def highest_published(
     query: str,
     partition: int,
     from_offset: int,
+    acked: int,
+    unmarked_prefix: bytes | None = None,
     timeout_ms: int = 30_000,
 ) -> tuple[int, int]:
-    """Return (highest `sj-seq`, its offset) of (query, partition)'s records in `tp` from `from_offset`.
+    """Return (highest sequence number published, its offset) of (query, partition) in `tp`.
 
-    Reads `tp` from `from_offset` to its current end; (0, -1) when none of those records is ours.
+    Reads `tp` from `from_offset` (where the records numbered after `acked` start) to its current
+    end; (acked, -1) when none of those records is ours. With `unmarked_prefix` the partition is
+    the operator's alone and only the last record of each publish carries `sj-seq`: a record
+    without it whose value starts with the prefix (`{"query":<name>,`) is the one after the
+    previous record of ours (an idempotent producer writes a partition in order, without gaps).
     """
     end = (await end_offsets(consumer, [tp]))[tp]
-    best, best_offset = 0, -1
+    best, best_offset = acked, -1
     if from_offset >= end:
         return best, best_offset
     consumer.seek(tp, max(from_offset, 0))
@@ -164,10 +170,19 @@ async def highest_published(
             raise TimeoutError(f"reading the tail of {tp.topic}[{tp.partition}] took over {timeout_ms} ms")
         batch = await consumer.getmany(tp, timeout_ms=500, max_records=10_000)
         for message in batch.get(tp, ()):
+            marked = False
             for name, value in message.headers or ():
                 if name != HEADER_SEQ:
                     continue
+                marked = True
                 origin = parse_sequence_header(value)
-                if origin is not None and origin[:2] == (ours, partition) and origin[2] > best:
+                if origin is not None and origin[:2] == (ours, partition):
                     best, best_offset = origin[2], message.offset
+            if (
+                not marked
+                and unmarked_prefix is not None
+                and message.value is not None
+                and message.value.startswith(unmarked_prefix)
+            ):
+                best, best_offset = best + 1, message.offset
     return best, best_offset

@@ -25,7 +25,7 @@ from typing import Any
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.errors import KafkaError
 
-from streamjoin.engine import JoinPlan, MultiJoin
+from streamjoin.engine import JoinPlan, MultiJoin, ResultFormatter
 from streamjoin.joiner.batch import BatchBuilder
 from streamjoin.joiner.health import Health
 from streamjoin.joiner.kafka_io import (
@@ -79,12 +79,18 @@ class OutputTopics:
     results_partitions: int
     dead: str
     dead_partitions: int
+    input_partitions: int
 
     def partition(self, name: str, p: int) -> tuple[str, int]:
         """Return (topic, partition) of outbox `name` for input partition `p`."""
         if name == "results":
             return self.results, p % self.results_partitions
         return self.dead, p % self.dead_partitions
+
+    def exclusive(self, name: str) -> bool:
+        """Return True when input partition p alone publishes to outbox `name`'s partition: results
+        with at least as many output partitions as input partitions (dead letters are shared)."""
+        return name == "results" and self.results_partitions >= self.input_partitions
 
 
 class PartitionOperator:
@@ -117,6 +123,7 @@ class PartitionOperator:
         self._config = config
         self._on_status = on_status
         self._builder = BatchBuilder(query, partition, outputs.dead)
+        self._value_prefix = ResultFormatter(query).prefix
         self.stats = OperatorStats(query)
         self.engine: MultiJoin | None = None
         self.paused = False
@@ -251,7 +258,13 @@ class PartitionOperator:
             topic, out_p = self.outputs.partition(name, p)
             start = max(box.acked_offset + 1, checkpoint.output_start.get(name, 0))
             published, offset = await highest_published(
-                consumer, TopicPartition(topic, out_p), query=q, partition=p, from_offset=start
+                consumer,
+                TopicPartition(topic, out_p),
+                query=q,
+                partition=p,
+                from_offset=start,
+                acked=box.acked,
+                unmarked_prefix=self._value_prefix if self.outputs.exclusive(name) else None,
             )
             first = box.acked + 1
             skip = max(published - first + 1, 0)
@@ -267,7 +280,13 @@ class PartitionOperator:
             )
             if todo:
                 offset = await self._publisher.publish(
-                    topic, out_p, first + skip, todo, query=q, source_partition=p
+                    topic,
+                    out_p,
+                    first + skip,
+                    todo,
+                    query=q,
+                    source_partition=p,
+                    seq_on_last_only=self.outputs.exclusive(name),
                 )
                 self.stats.published[name] += len(todo)
             trims.append(Trim(name, box.seq, offset))
@@ -285,6 +304,7 @@ class PartitionOperator:
     ) -> None:
         q, p, cfg = self.query.name, self.partition, self._config
         seqs = {name: box.seq for name, box in outboxes.items()}
+        exclusive = {name: self.outputs.exclusive(name) for name in outboxes}
         tp_list = sorted(consumer.assignment(), key=lambda tp: tp.topic)
         inflight: deque[tuple[str, int, asyncio.Future[int], int]] = deque()
         last_arrival = dict.fromkeys(self.query.stream_names, time.monotonic())
@@ -321,7 +341,15 @@ class PartitionOperator:
                 seqs[name] += len(records)
                 topic, out_p = self.outputs.partition(name, p)
                 future = asyncio.ensure_future(
-                    self._publisher.publish(topic, out_p, first, records, query=q, source_partition=p)
+                    self._publisher.publish(
+                        topic,
+                        out_p,
+                        first,
+                        records,
+                        query=q,
+                        source_partition=p,
+                        seq_on_last_only=exclusive[name],
+                    )
                 )
                 inflight.append((name, seqs[name], future, len(records)))
             while len(inflight) > cfg.max_inflight:

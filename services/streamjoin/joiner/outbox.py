@@ -2,7 +2,8 @@
 
 An operator encodes each result (and each dead letter) once, commits the bytes to its outbox with
 the batch, and publishes the same key and value after the commit with one more header, `sj-seq`,
-whose value `query/partition/seq` lets a restarted owner find what was already published. Results
+whose value `query/partition/seq` lets a restarted owner find what was already published (on a
+results partition the operator owns alone, only the last record of each publish has it). Results
 carry no other header (their `id` is a field of the value, semantics.md section 5): every header
 costs the producer about 0.5 µs per record.
 

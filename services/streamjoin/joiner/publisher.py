@@ -4,6 +4,13 @@ librdkafka's idempotent producer keeps each partition's records in order without
 its own retries; only the last record of each publish carries a delivery callback, whose success
 implies every earlier record of that partition was written (an idempotent producer cannot leave a
 gap). A poll thread runs the callbacks and hands the results back to the event loop.
+
+When the operator owns the output partition alone (`seq_on_last_only`), only the last record of a
+publish carries the `sj-seq` header and the others go out in one `produce_batch` call (0.8 µs a
+record against 1.8 µs for `produce` with a header): recovery counts the query's records after the
+last header (`kafka_io.highest_published`). `produce_batch` skips a record it cannot queue and
+queues the next ones, which would leave a gap, so it is only used when the queue has room for the
+whole publish and no record is near the size limit; otherwise records go one by one.
 """
 
 from __future__ import annotations
@@ -23,6 +30,11 @@ __all__ = ["PublishError", "Publisher"]
 
 _log = logging.getLogger(__name__)
 _LIBRDKAFKA_LOG = logging.getLogger("streamjoin.joiner.librdkafka")
+_QUEUE_MESSAGES = 1_000_000
+_QUEUE_KBYTES = 2_097_151  # librdkafka's maximum (2 GiB)
+_MAX_MESSAGE_BYTES = 8 << 20
+_BATCHED_RECORD_BYTES = 1 << 20
+"""Publishes with a larger record go one by one: a record over `message.max.bytes` fails alone."""
 
 
 class PublishError(RuntimeError):
@@ -44,9 +56,10 @@ class Publisher:
                 "enable.idempotence": True,
                 "linger.ms": linger_ms,
                 "batch.size": 1 << 20,
-                "queue.buffering.max.messages": 1_000_000,
-                "queue.buffering.max.kbytes": 1 << 20,
-                "message.max.bytes": 8 << 20,
+                "queue.buffering.max.messages": _QUEUE_MESSAGES,
+                # the message count is the limit: `produce_batch` checks it before queueing
+                "queue.buffering.max.kbytes": _QUEUE_KBYTES,
+                "message.max.bytes": _MAX_MESSAGE_BYTES,
                 "compression.type": "none",
                 "logger": _LIBRDKAFKA_LOG,
                 "error_cb": self._on_error,
@@ -77,9 +90,14 @@ class Publisher:
         *,
         query: str,
         source_partition: int,
+        seq_on_last_only: bool = False,
     ) -> int:
         """Send `records` (numbered from `first_seq`) to `topic`/`partition` in order; return the
-        last record's offset."""
+        last record's offset.
+
+        `seq_on_last_only`: the output partition holds no other (query, partition)'s records, so
+        only the last record needs its `sj-seq` header (see the module docstring).
+        """
         if self.fatal is not None:
             raise PublishError(f"the producer failed: {self.fatal}")
         if not records:
@@ -94,10 +112,28 @@ class Publisher:
                 outcome = int(msg.offset())
             loop.call_soon_threadsafe(_settle, done, outcome)
 
-        produce = self._producer.produce
         prefix = sequence_prefix(query, source_partition)
         last = len(records) - 1
-        for i, (key, value, headers) in enumerate(records):
+        head = 0
+        if seq_on_last_only and last > 0 and self._batchable(records):
+            while len(self._producer) + last > _QUEUE_MESSAGES:  # only this thread adds records
+                await asyncio.sleep(0.005)
+            batch = [{"key": key, "value": value} for key, value, _ in records[:last]]
+            try:
+                queued = self._producer.produce_batch(topic, batch, partition=partition)
+            except KafkaException as exc:
+                raise PublishError(f"publishing to {topic}[{partition}] failed: {exc}") from exc
+            if queued != last:
+                # Cannot happen with room checked. Records after a skipped one may be queued: a gap
+                # that recovery, counting records, would misread. Stop publishing (not ready)
+                # rather than lose a result; a restart recovers from the outbox.
+                self.fatal = f"produce_batch queued {queued} of {last} records for {topic}[{partition}]"
+                _log.error("%s", self.fatal)
+                raise PublishError(self.fatal)
+            head = last
+        produce = self._producer.produce
+        for i in range(head, last + 1):
+            key, value, headers = records[i]
             seq_header = (HEADER_SEQ, sequence_header(prefix, first_seq + i))
             while True:
                 try:
@@ -115,6 +151,14 @@ class Publisher:
                 except KafkaException as exc:
                     raise PublishError(f"publishing to {topic}[{partition}] failed: {exc}") from exc
         return await done
+
+    @staticmethod
+    def _batchable(records: Sequence[OutboxRecord]) -> bool:
+        """Return True when no record has headers of its own or comes near the size limit."""
+        for key, value, headers in records:
+            if headers or len(value) + (len(key) if key else 0) > _BATCHED_RECORD_BYTES:
+                return False
+        return True
 
     async def flush(self, timeout_ms: int) -> int:
         """Wait until every queued record is delivered or `timeout_ms` passes; return how many are left."""

@@ -283,7 +283,9 @@ class JoinerWorker:
             created = await asyncio.to_thread(
                 ensure_output_topics, self._kafka, spec.query.output_topic, dead, partitions
             )
-            self._outputs[name] = OutputTopics(spec.query.output_topic, created[0], dead, created[1])
+            self._outputs[name] = OutputTopics(
+                spec.query.output_topic, created[0], dead, created[1], partitions
+            )
             self._partitions[name] = partitions
 
     def _start_op(self, key: OpKey, spec: QuerySpec) -> None:
