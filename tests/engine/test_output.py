@@ -85,7 +85,9 @@ def test_splicing_raw_bytes_equals_encoding(n: int) -> None:
     results = engine.finish()
     assert len(results) > n
     formatter = ResultFormatter(query)
-    splice = formatter.splicer(lambda e: formatter.piece(e, raw[(e.input, e.offset)]))
+    splice = formatter.splicer(
+        lambda e: formatter.piece(e.input, e.partition, e.offset, raw[(e.input, e.offset)], e.record)
+    )
     for result in results:
         body = splice(result)
         assert json.loads(body) == formatter.value(result)

@@ -102,7 +102,9 @@ class GroupRunner:
         # joiner does).
         self._splice = self.query.select is None
         fmt = self._formatter
-        self._spliced_record = fmt.splicer(lambda e: fmt.piece(e, cast(RawRecord, e.record).raw))
+        self._spliced_record = fmt.splicer(
+            lambda e: fmt.piece(e.input, e.partition, e.offset, cast(RawRecord, e.record).raw, e.record)
+        )
 
     def run(self, batches: Iterable[pd.DataFrame]) -> Iterator[list[ResultRow]]:
         """Join every group of `batches`; yield its owned results as rows, a few hundred at a time."""

@@ -15,9 +15,23 @@ class Entry:
     allows, so a smaller `seq` means older (ts, then arrival). A result is emitted by its member with
     the largest `seq`, which is what makes every result appear exactly once whatever the join order.
     `cnt` is the record's position in its rows group (1-based), used for count-window membership.
+    `extra` is the host's and never read by the engine: the joiner keeps the record's raw bytes and
+    its spliced output pieces there, so they live and die with the entry.
     """
 
-    __slots__ = ("cnt", "group", "input", "offset", "partition", "passes", "record", "seq", "size", "ts")
+    __slots__ = (
+        "cnt",
+        "extra",
+        "group",
+        "input",
+        "offset",
+        "partition",
+        "passes",
+        "record",
+        "seq",
+        "size",
+        "ts",
+    )
 
     def __init__(
         self,
@@ -27,6 +41,7 @@ class Entry:
         ts: float,
         record: Mapping[str, Any],
         size: int = 0,
+        extra: Any = None,
     ) -> None:
         self.input = input
         self.partition = partition
@@ -38,6 +53,7 @@ class Entry:
         self.cnt = 0
         self.group: Any = None
         self.passes = True
+        self.extra = extra
 
     def __repr__(self) -> str:
         return (

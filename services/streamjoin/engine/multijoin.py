@@ -225,8 +225,12 @@ class MultiJoin:
         partition: int = 0,
         offset: int,
         size: int = 0,
+        extra: Any = None,
     ) -> bool:
-        """Buffer one arriving record; return False when it is late (counted, never joined)."""
+        """Buffer one arriving record; return False when it is late (counted, never joined).
+
+        `extra` goes to `Entry.extra` untouched (the host's data about the record).
+        """
         i, stats, passes, keep_filtered = self._inputs[stream]
         stats.arrivals += 1
         if stats.first_ts is None:
@@ -250,7 +254,7 @@ class MultiJoin:
         elif key in self._idle:
             self._idle.discard(key)
             self._update_watermark()
-        entry = Entry(i, partition, offset, ts, record, size)
+        entry = Entry(i, partition, offset, ts, record, size, extra)
         if passes is not None and not passes(record):
             stats.filtered += 1
             if not keep_filtered:

@@ -7,15 +7,16 @@ outlive a batch (reader, formatter, the stream names of each topic, counters).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from operator import attrgetter
+from typing import Any, Protocol, cast
 
 import orjson
 
 from streamjoin.engine import MalformedRecord, MultiJoin, RecordReader, ResultFormatter
 from streamjoin.engine.entry import Entry
-from streamjoin.engine.output import Piece, json_key
+from streamjoin.engine.output import Piece
 from streamjoin.engine.program import index_fields
 from streamjoin.joiner.outbox import OutboxRecord, encode_record
 from streamjoin.query.model import QueryDef, RangeWindow
@@ -66,24 +67,20 @@ class BatchBuilder:
         self._key_field = {
             i: (fields[inp.stream][0] if fields[inp.stream] else None) for i, inp in enumerate(query.inputs)
         }
-        self.raw: dict[tuple[int, int], bytes] = {}
-        """Raw bytes of every entry the engine holds, by (input, offset): results splice them."""
-        self._pieces = _PieceCache(self._formatter, self.raw)
-        self._keys = _KeyCache(query)
         key_ref = query.first_join_field
         self._key_input = query.input_index(key_ref.stream) if key_ref is not None else None
         self._splice = query.select is None
-        self._spliced_record = self._formatter.splicer(self._pieces.__getitem__)
+        # Every entry's `extra` is its `ResultFormatter.piece`: raw bytes, spliced pieces, output key.
+        self._spliced_record = self._formatter.splicer(_piece_of)
         largest = query.largest_window
         self._hll_slice_width = largest if largest > 0 else _HLL_SLICE_ROWS_MS
         self._has_rows = any(not isinstance(i.window, RangeWindow) for i in query.inputs)
 
-    def reset(self, raws: Mapping[tuple[int, int], bytes]) -> None:
-        """Start over from a checkpoint's entries (their raw bytes)."""
-        self.raw.clear()
-        self.raw.update(raws)
-        self._pieces.clear()
-        self._keys.clear()
+    def reset(self, entries: Iterable[Entry], raws: Mapping[tuple[int, int], bytes]) -> None:
+        """Attach their pieces to a checkpoint's entries (`raws`: their raw bytes by (input, offset))."""
+        piece = self._formatter.piece
+        for e in entries:
+            e.extra = piece(e.input, e.partition, e.offset, raws[(e.input, e.offset)], e.record)
 
     @property
     def topics(self) -> list[str]:
@@ -105,14 +102,12 @@ class BatchBuilder:
 
         `offsets` (next offset per topic) and `last_arrival` (wall time per stream) are updated.
         """
-        fresh: dict[tuple[int, int], bytes] = {}
-        raws = self.raw
         dead: list[OutboxRecord] = []
         malformed: dict[str, int] = {}
         late = count = 0
         newest: float | None = None
         add, p = engine.add, self.partition
-        decode = self._decode
+        decode, piece = self._decode, self._formatter.piece
         for tp, msgs in messages.items():
             streams = self.streams_of.get(tp.topic, ())
             last = None
@@ -126,10 +121,10 @@ class BatchBuilder:
                         malformed[stream] = malformed.get(stream, 0) + 1
                         dead.append(self._dead_letter(m, stream, str(exc)))
                         continue
-                    # decoded, so `value` is not None
-                    if add(stream, record, ts=ts, partition=p, offset=m.offset, size=len(value)):  # type: ignore[arg-type]
-                        fresh[(index, m.offset)] = value  # type: ignore[assignment]
-                    else:
+                    raw: bytes = value  # type: ignore[assignment]  # decoded, so not None
+                    offset = m.offset
+                    extra = piece(index, p, offset, raw, record)
+                    if not add(stream, record, ts=ts, partition=p, offset=offset, size=len(raw), extra=extra):
                         late += 1
             if last is not None:
                 count += len(msgs)  # type: ignore[arg-type]  # aiokafka hands lists
@@ -150,18 +145,12 @@ class BatchBuilder:
             key_field = self._key_field[e.input]
             if key_field is not None:
                 keys.setdefault(e.input, []).append(str(e.record.get(key_field)))
-            raw = raws[ident] = fresh[ident]
             if ident not in expired_ids:
-                added.append((e, raw))
+                added.append((e, e.extra[2]))
         released = [e for e in delta.released if (e.input, e.offset) not in added_ids]
         expired = [e for e in delta.expired if (e.input, e.offset) not in added_ids]
         encode = self._splice_results if self._splice else self._encode_results
         records = encode(results)
-        pieces, keys_cache = self._pieces, self._keys
-        for e in delta.expired:
-            raws.pop((e.input, e.offset), None)
-            pieces.pop(e, None)
-            keys_cache.pop(e, None)
         watermark = engine.watermark
         hll_slice = math.floor(watermark / self._hll_slice_width) if math.isfinite(watermark) else 0
         counters = {"records_in": count, "results": len(records), "late": late, "dead": len(dead)}
@@ -196,14 +185,13 @@ class BatchBuilder:
     def _splice_results(self, results: list[Any]) -> list[OutboxRecord]:
         """Encode results by splicing their components' raw bytes (no JSON encoding of records).
 
-        The value equals `ResultFormatter.value` (tests compare them); the pieces and keys of
-        entries are cached, because an entry takes part in many results.
+        The value equals `ResultFormatter.value` (tests compare them); each entry's pieces and
+        output key were computed once, when it arrived (`Entry.extra`).
         """
-        splice = self._spliced_record
-        key_input, key_of = self._key_input, self._keys.__getitem__
+        splice, key_input = self._spliced_record, self._key_input
         if key_input is None:
             return [OutboxRecord(None, splice(r)) for r in results]
-        return [OutboxRecord(key_of(r[key_input]), splice(r)) for r in results]
+        return [OutboxRecord(r[key_input].extra[3], splice(r)) for r in results]
 
     def _encode_results(self, results: list[Any]) -> list[OutboxRecord]:
         """Encode results with `select`ed fields (JSON-encoded, not spliced)."""
@@ -222,27 +210,4 @@ class BatchBuilder:
         return OutboxRecord(m.key, m.value if m.value is not None else b"", headers)
 
 
-class _PieceCache(dict[Entry, Piece]):
-    """`ResultFormatter.piece` of each held entry, computed on first use (keyed by the entry)."""
-
-    def __init__(self, formatter: ResultFormatter, raw: dict[tuple[int, int], bytes]) -> None:
-        super().__init__()
-        self._formatter = formatter
-        self._raw = raw
-
-    def __missing__(self, e: Entry) -> Piece:
-        piece = self[e] = self._formatter.piece(e, self._raw[(e.input, e.offset)])
-        return piece
-
-
-class _KeyCache(dict[Entry, bytes | None]):
-    """The output key (JSON of the first join field, semantics.md section 5) of each held entry."""
-
-    def __init__(self, query: QueryDef) -> None:
-        super().__init__()
-        ref = query.first_join_field
-        self._field = ref.field if ref is not None else ""
-
-    def __missing__(self, e: Entry) -> bytes | None:
-        key = self[e] = json_key(e.record.get(self._field))
-        return key
+_piece_of = cast(Callable[[Entry], Piece], attrgetter("extra"))

@@ -208,7 +208,7 @@ class PartitionOperator:
         )
         if checkpoint.scalars is not None:
             engine.restore(checkpoint.entries, checkpoint.scalars)
-        self._builder.reset(checkpoint.raws)
+        self._builder.reset(checkpoint.entries, checkpoint.raws)
         self.engine = engine
         self.stats.restore(checkpoint.counters)
         consumer = new_consumer(

@@ -138,15 +138,12 @@ class RedisStateStore:
     async def commit(self, query: str, partition: int, epoch: int, batch: CommitBatch) -> None:
         """Apply one batch atomically (idempotent by batch number); raise `FencedError` if not owner."""
         k = self.keys(query, partition)
-        added_fields = {field_of(e) for e, _ in batch.added}
         rec_args: list[Any] = []
         for entry, raw in batch.added:
             rec_args += (field_of(entry), pack_entry(entry, raw))
         seq_args: list[Any] = []
-        for entry in batch.released:
-            name = field_of(entry)
-            if name not in added_fields:
-                seq_args += (name, entry.seq)
+        for entry in batch.released:  # never one added in this batch (`CommitBatch.released`)
+            seq_args += (field_of(entry), entry.seq)
         deleted = [field_of(e) for e in batch.expired]
         meta_args: list[Any] = ["scalars", json.dumps(batch.scalars)]
         for topic, offset in batch.offsets.items():

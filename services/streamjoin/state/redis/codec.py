@@ -7,7 +7,7 @@ The header keeps the timestamp as JSON so an integer stays an integer (output re
 >>> e.seq = 7
 >>> packed = pack_entry(e, b'{"k": 1}')
 >>> field_of(e), packed
-('1:42', b'205|8|1|7|{"k": 1}')
+(b'1:42', b'205|8|1|7|{"k": 1}')
 >>> back = unpack_entry("1:42", 3, packed)
 >>> (back.input, back.partition, back.offset, back.ts, back.record, back.seq, back.size)
 (1, 3, 42, 205, {'k': 1}, 7, 8)
@@ -22,16 +22,17 @@ from streamjoin.engine.entry import Entry
 __all__ = ["field_of", "pack_entry", "raw_of", "unpack_entry"]
 
 
-def field_of(entry: Entry) -> str:
+def field_of(entry: Entry) -> bytes:
     """Return the hash field of an entry: `input:offset` (the partition is the key's)."""
-    return f"{entry.input}:{entry.offset}"
+    return b"%d:%d" % (entry.input, entry.offset)
 
 
 def pack_entry(entry: Entry, raw: bytes) -> bytes:
     """Return the stored form of `entry` whose record arrived as `raw`."""
     ts = entry.ts
-    head = f"{ts if type(ts) is int else json.dumps(ts)}|{entry.size}|{int(entry.passes)}|{entry.seq}|"
-    return head.encode() + raw
+    if type(ts) is int:
+        return b"%d|%d|%d|%d|%s" % (ts, entry.size, entry.passes, entry.seq, raw)
+    return b"%s|%d|%d|%d|%s" % (json.dumps(ts).encode(), entry.size, entry.passes, entry.seq, raw)
 
 
 def unpack_entry(field: str | bytes, partition: int, packed: bytes, seq: int | None = None) -> Entry:
