@@ -28,9 +28,11 @@ from streamjoin.topics import TopicSpec, create_topics
 PARTITIONS = 4
 
 
-def produce_paced(bootstrap: str, topic: str, rate: float, seconds: float, done: threading.Event) -> None:
+def produce_paced(
+    bootstrap: str, topic: str, rate: float, seconds: float, linger_ms: int, done: threading.Event
+) -> None:
     """Write `rate` records/s for `seconds`, each carrying its send time in ms."""
-    p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 1, "enable.idempotence": True})
+    p = Producer({"bootstrap.servers": bootstrap, "linger.ms": linger_ms, "enable.idempotence": True})
     p.produce(topic, b"{}", partition=0)  # the idempotent producer's start-up is not the broker's cost
     p.flush(30)
     start = time.monotonic()
@@ -48,7 +50,9 @@ def produce_paced(bootstrap: str, topic: str, rate: float, seconds: float, done:
     done.set()
 
 
-async def run(rate: float, seconds: float, slices: int, config: dict[str, str]) -> dict[str, object]:
+async def run(
+    rate: float, seconds: float, slices: int, config: dict[str, str], fetch_wait_ms: int, linger_ms: int
+) -> dict[str, object]:
     """Run one measurement on a fresh embedded stack."""
     with EmbeddedStack() as stack:
         topic = f"hop-{uuid.uuid4().hex[:6]}"
@@ -57,12 +61,15 @@ async def run(rate: float, seconds: float, slices: int, config: dict[str, str]) 
             [TopicSpec(name=topic, role="internal", partitions=PARTITIONS, config=MappingProxyType(config))],
         )
         consumer = AIOKafkaConsumer(
-            topic, bootstrap_servers=stack.bootstrap, auto_offset_reset="earliest", fetch_max_wait_ms=10
+            topic,
+            bootstrap_servers=stack.bootstrap,
+            auto_offset_reset="earliest",
+            fetch_max_wait_ms=fetch_wait_ms,
         )
         await consumer.start()
         done = threading.Event()
         thread = threading.Thread(
-            target=produce_paced, args=(stack.bootstrap, topic, rate, seconds, done), daemon=True
+            target=produce_paced, args=(stack.bootstrap, topic, rate, seconds, linger_ms, done), daemon=True
         )
         broker = stack.services[0].process
         broker_pid = broker.pid if broker is not None else None
@@ -106,9 +113,15 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--slices", type=int, default=6)
     parser.add_argument("--config", action="append", default=[], help="topic config KEY=VALUE")
+    parser.add_argument("--fetch-wait-ms", type=int, default=10, help="the joiner's operators use 10")
+    parser.add_argument("--linger-ms", type=int, default=1, help="the producer's linger.ms")
     args = parser.parse_args()
     config = dict(c.split("=", 1) for c in args.config)
-    print(json.dumps(asyncio.run(run(args.rate, args.seconds, args.slices, config))))
+    print(
+        json.dumps(
+            asyncio.run(run(args.rate, args.seconds, args.slices, config, args.fetch_wait_ms, args.linger_ms))
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import os
 import signal
 import statistics
@@ -77,13 +78,13 @@ def flush_records(p: Producer, topics: dict[str, str], ts: int) -> None:
             p.produce(topics[stream], b'{"ts":%d,"k":%d}' % (ts, k), partition=part)
 
 
-def producer(bootstrap: str) -> Producer:
+def producer(bootstrap: str, linger_ms: int = 5) -> Producer:
     """Return a fast idempotent producer."""
     return Producer(
         {
             "bootstrap.servers": bootstrap,
             "enable.idempotence": True,
-            "linger.ms": 5,
+            "linger.ms": linger_ms,
             "batch.size": 1 << 20,
             "queue.buffering.max.messages": 2_000_000,
         }
@@ -244,9 +245,10 @@ async def redis_used(url: str) -> int:
 
 
 async def latency(
-    stack: EmbeddedStack, workdir: Path, workers: int, rate: float, seconds: float
+    stack: EmbeddedStack, workdir: Path, workers: int, rate: float, seconds: float, linger_ms: int
 ) -> dict[str, Any]:
-    """Produce at `rate` records/s for `seconds`; return latency percentiles (ms)."""
+    """Produce at `rate` records/s for `seconds` (the producer's `linger.ms` counts in the latency,
+    since `ts` is taken before it); return latency percentiles (ms)."""
     u = uuid.uuid4().hex[:6]
     topics = {s: f"lat.{s}.{u}" for s in STREAMS}
     output = f"lat.out.{u}"
@@ -257,6 +259,9 @@ async def latency(
     procs = start_workers(stack, workdir, workers, prefix, f"lat-{u}")
     samples: list[float] = []
     timeline: list[tuple[float, float]] = []  # (produce time, latency), for the per-second p99
+    # The result's Kafka timestamp is the worker's produce time: it splits each latency into
+    # "input hop + worker" and "output hop" (the embedded broker's share shows in both).
+    legs: list[tuple[float, float]] = []
     try:
         await register(stack.redis_url, prefix, query_json(f"lat{u}", topics, output, "latest"))
         await wait_running(stack.redis_url, prefix, f"lat{u}")
@@ -271,7 +276,7 @@ async def latency(
         sent = [0]
 
         def paced() -> None:
-            p = producer(stack.bootstrap)
+            p = producer(stack.bootstrap, linger_ms)
             # An idempotent producer holds its first records until it has a producer id (about 1 s
             # on the embedded broker): that start-up belongs to the benchmark, not to the joiner.
             p.produce(warmup, b"{}")
@@ -306,6 +311,7 @@ async def latency(
                     sent_ms = result_ts(m.value)
                     samples.append(now_ms - sent_ms)
                     timeline.append((sent_ms, now_ms - sent_ms))
+                    legs.append((m.timestamp - sent_ms, now_ms - m.timestamp))
             if done.is_set():
                 want = expected_results(sent[0])
                 if len(samples) >= want:
@@ -314,6 +320,8 @@ async def latency(
             raise TimeoutError(f"only {len(samples)} of {want} results")
         await consumer.stop()
         thread.join(timeout=5)
+        await asyncio.sleep(1.5)  # operators write their statistics every second
+        worker_latency = await worker_latency_ms(stack.redis_url, prefix, f"lat{u}")
     finally:
         stop_workers(procs)
     samples.sort()
@@ -328,6 +336,7 @@ async def latency(
     ]
     return {
         "rate": rate,
+        "producer_linger_ms": linger_ms,
         "seconds": seconds,
         "results": len(samples),
         "expected": float(want or 0),
@@ -335,7 +344,40 @@ async def latency(
         "p99_ms": q[98],
         "max_ms": samples[-1] if samples else float("nan"),
         "p99_ms_by_second": p99_by_second,
+        "input_hop_and_worker_ms": _p50_p99([a for a, _ in legs]),
+        "produced_to_committed_ms": worker_latency,
+        "output_hop_ms": _p50_p99([b for _, b in legs]),
     }
+
+
+async def worker_latency_ms(redis_url: str, prefix: str, query: str) -> dict[str, float]:
+    """Return p50/p99 (bucket upper bounds: coarse) of the operators' `latency_seconds` statistic,
+    a batch's newest input Kafka timestamp (the producer's send time) to its commit, merged over
+    partitions: the input hop plus the worker, as the worker sees it."""
+    async with RegistryStore(redis_url, prefix=prefix) as reg:
+        stats = await reg.read_stats(query)
+    counts: dict[float, int] = {}
+    for part in stats:
+        for bound, cumulative in part.operator.get("latency_seconds", {}).get("buckets", []):
+            upper = math.inf if bound == "+Inf" else float(bound)
+            counts[upper] = counts.get(upper, 0) + int(cumulative)
+    total = counts.get(math.inf, 0)
+    if not total:
+        return {}
+    bounds = sorted(counts)
+    quantiles = (("p50", 0.5), ("p99", 0.99))
+    return {name: 1000 * next(b for b in bounds if counts[b] >= q * total) for name, q in quantiles}
+
+
+def _p50_p99(values: list[float]) -> dict[str, float]:
+    if len(values) < 100:
+        return {}
+    q = statistics.quantiles(values, n=100)
+    return {"p50": round(q[49], 1), "p99": round(q[98], 1)}
+
+
+WORKER_ARGS: list[str] = []
+"""Extra `streamjoin joiner` arguments (`--worker-arg`)."""
 
 
 def start_workers(
@@ -361,6 +403,7 @@ def start_workers(
             f"{group}-{i}",
             "--log-level",
             "WARNING",
+            *WORKER_ARGS,
         ]
         proc = ManagedProcess(f"joiner-{i}", argv, log_path=workdir / f"{group}-{i}.log")
         proc.start()
@@ -384,8 +427,22 @@ async def main() -> None:
     parser.add_argument("--latency-rate", type=float, default=None, help="default: half the throughput")
     parser.add_argument("--latency-seconds", type=float, default=20)
     parser.add_argument("--skip-latency", action="store_true")
+    parser.add_argument(
+        "--worker-arg",
+        action="append",
+        default=[],
+        help="pass to every worker, e.g. --worker-arg=--max-batch=1000",
+    )
+    parser.add_argument(
+        "--producer-linger-ms",
+        type=int,
+        default=20,
+        help="the paced producer's linger.ms: the embedded broker's cost grows with every stored "
+        "batch, so tiny batches slow it down over a run (bench/broker_latency.py)",
+    )
     parser.add_argument("--skip-throughput", action="store_true", help="needs --latency-rate")
     args = parser.parse_args()
+    WORKER_ARGS.extend(args.worker_arg)
     workdir = Path(tempfile.mkdtemp(prefix="streamjoin-bench-"))
     with EmbeddedStack(workdir=workdir / "stack") as stack:
         rate = args.latency_rate
@@ -396,7 +453,9 @@ async def main() -> None:
         if not args.skip_latency:
             if rate is None:
                 parser.error("--skip-throughput needs --latency-rate")
-            lat = await latency(stack, workdir, args.workers, rate, args.latency_seconds)
+            lat = await latency(
+                stack, workdir, args.workers, rate, args.latency_seconds, args.producer_linger_ms
+            )
             print(json.dumps({"workers": args.workers, "latency": lat}), flush=True)
     print(f"logs: {workdir}", file=sys.stderr)
 

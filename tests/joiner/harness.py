@@ -64,13 +64,15 @@ def make_workload(
     lateness: int = 0,
     evaluation: Mapping[str, Any] | None = None,
     expiration: Mapping[str, Any] | None = None,
+    phases: Sequence[Mapping[str, float]] = (),
 ) -> Workload:
     """Return a 3-way join workload (a: range 60, b: rows 5, c: range 40) with a theta predicate.
 
     Keys decide partitions (`k % partitions`), so results never span partitions; timestamps grow per
     partition with disorder up to `lateness`, so no record is late; each partition ends with one
     far-future record per stream (distinct keys, joining nothing) that moves the watermark past
-    everything else.
+    everything else. `phases`: stream weights of consecutive parts of `per_stream * 3` records each
+    (default: one part, streams equally likely).
     """
     rng = random.Random(seed)
     query = {
@@ -88,8 +90,10 @@ def make_workload(
     }
     w = Workload(query)
     clock = dict.fromkeys(range(partitions), 0)
-    for n in range(1, per_stream * 3 + 1):
-        stream = rng.choice("abc")
+    weights = [[phase.get(s, 0.0) for s in "abc"] for phase in phases]
+    for n in range(1, per_stream * 3 * max(len(weights), 1) + 1):
+        phase = (n - 1) // (per_stream * 3)
+        stream = rng.choices("abc", weights[phase])[0] if weights else rng.choice("abc")
         k = rng.randrange(keys)
         p = k % partitions
         clock[p] += rng.randint(0, 3)

@@ -22,8 +22,18 @@ __all__ = ["QueryPlanner"]
 _log = logging.getLogger(__name__)
 
 
+FULL_INTERVAL_RECORDS = 1_000
+"""An interval between observations with this many arrivals (all inputs) replaces the rates; a
+quieter one is blended in proportionally, so a few records cannot swing the plan."""
+
+
 class QueryPlanner:
-    """Hold one query's current plan and re-plan it from observed statistics."""
+    """Hold one query's current plan and re-plan it from observed statistics.
+
+    Rates are measured between observations (arrivals over the event time that passed on the
+    query's common clock, the newest timestamp of any input), not since the start: a stream that
+    became ten times as fast shows it at the next re-plan, and one that stopped falls to zero.
+    """
 
     def __init__(self, query: QueryDef) -> None:
         self.query = query
@@ -31,32 +41,59 @@ class QueryPlanner:
         self.unpublished = True
         self._replanner = Replanner(query)
         self._stats: dict[str, StreamStats] = {}
+        self._rates: dict[str, float] = {}
+        self._seen: dict[str, float] = {}
+        """Arrivals per stream at the last observation, and the event time then (`_seen_at`)."""
+        self._seen_at = 0.0
 
     def observe(self, engines: Iterable[MultiJoin]) -> dict[str, StreamStats] | None:
-        """Return per-stream cost-model statistics summed over `engines` (None before any data)."""
+        """Return per-stream cost-model statistics over `engines` (None before any data)."""
         totals: dict[str, dict[str, float]] = {}
+        first = now = None
         for engine in engines:
             for name, ws in engine.stats.items():
-                t = totals.setdefault(name, {"arrivals": 0.0, "distinct": 0.0, "span": 0.0})
+                t = totals.setdefault(name, {"arrivals": 0.0, "distinct": 0.0})
                 t["arrivals"] += ws.arrivals
                 t["distinct"] += ws.distinct_keys
                 if ws.first_ts is not None and ws.last_ts is not None:
-                    t["span"] = max(t["span"], ws.last_ts - ws.first_ts)
-        if not totals or any(t["span"] <= 0 for t in totals.values()):
+                    first = ws.first_ts if first is None else min(first, ws.first_ts)
+                    now = ws.last_ts if now is None else max(now, ws.last_ts)
+        if not totals or first is None or now is None or now <= first:
+            return None
+        rates = self._measure({name: t["arrivals"] for name, t in totals.items()}, first, now)
+        if rates is None:
             return None
         stats = {}
         for inp in self.query.inputs:
-            t = totals[inp.stream]
             window = inp.window
             stats[inp.stream] = StreamStats(
                 name=inp.stream,
-                rate=t["arrivals"] / t["span"],
+                rate=rates[inp.stream],
                 window=window.range if isinstance(window, RangeWindow) else None,
                 rows=None if isinstance(window, RangeWindow) else window.rows,
-                distinct=max(t["distinct"], 1.0),
+                distinct=max(totals[inp.stream]["distinct"], 1.0),
             )
         self._stats = stats
         return stats
+
+    def _measure(self, arrivals: dict[str, float], first: float, now: float) -> dict[str, float] | None:
+        """Return each stream's rate: since the last observation, blended by how much arrived."""
+        seen, seen_at = self._seen, self._seen_at
+        restarted = any(arrivals[name] < seen.get(name, 0.0) for name in arrivals)
+        if not self._rates or restarted:  # first observation, or operators restarted from zero
+            rates = {name: n / (now - first) for name, n in arrivals.items()}
+        elif now <= seen_at:
+            return dict(self._rates)  # no event time passed: nothing new to measure
+        else:
+            fresh = {name: arrivals[name] - seen.get(name, 0.0) for name in arrivals}
+            weight = min(sum(fresh.values()) / FULL_INTERVAL_RECORDS, 1.0)
+            span = now - seen_at
+            rates = {
+                name: weight * fresh[name] / span + (1 - weight) * self._rates.get(name, 0.0)
+                for name in arrivals
+            }
+        self._seen, self._seen_at, self._rates = dict(arrivals), now, rates
+        return rates
 
     def maybe_replan(self, engines: Iterable[MultiJoin], *, force: bool = False) -> JoinPlan | None:
         """Return a new plan when the statistics call for one (or `force`), else None."""

@@ -383,7 +383,7 @@ class JoinerWorker:
                 for op in ops:
                     op.set_plan(plan)
                 await self._registry.write_plan(name, plan, statistics=planner.statistics())
-            elif planner.unpublished:
+            elif planner.unpublished or request is not None:  # a request shows what it was judged on
                 await self._registry.write_plan(name, planner.plan, statistics=planner.statistics())
             planner.unpublished = False
             if request is not None:
