@@ -56,11 +56,13 @@ class RecordReader:
             if field not in value:
                 raise MalformedRecord(f"missing timestamp field {field!r}")
             ts = value[field]
-            if isinstance(ts, bool) or not isinstance(ts, int | float) or not math.isfinite(ts):
+            # exact types, as JSON decodes them: `bool` (a subclass of int) is not a timestamp
+            if type(ts) is not int and (type(ts) is not float or not math.isfinite(ts)):
                 raise MalformedRecord(f"timestamp field {field!r} is not a finite number: {ts!r}")
         for name in self._required[stream]:
-            if name not in value or value[name] is None:
+            key = value.get(name)
+            if key is None:
                 raise MalformedRecord(f"missing join field {name!r}")
-            if isinstance(value[name], dict | list):
+            if isinstance(key, (dict, list)):
                 raise MalformedRecord(f"join field {name!r} is not a scalar")
         return ts, value

@@ -135,20 +135,18 @@ class BatchBuilder:
                     newest = last.timestamp
         results = engine.advance()
         delta = engine.take_delta()
-        expired_ids = {(e.input, e.offset) for e in delta.expired}
-        added: list[tuple[Entry, bytes]] = []
-        added_ids: set[tuple[int, int]] = set()
+        # An entry is one object from arrival to expiry, so identity tells entries apart.
+        expired_now = set(delta.expired)
+        added_now = set(delta.added)
+        added = [(e, e.extra[2]) for e in delta.added if e not in expired_now]
+        released = [e for e in delta.released if e not in added_now]
+        expired = [e for e in delta.expired if e not in added_now]
         keys: dict[int, list[str]] = {}
-        for e in delta.added:
-            ident = (e.input, e.offset)
-            added_ids.add(ident)
-            key_field = self._key_field[e.input]
+        for index, key_field in self._key_field.items():
             if key_field is not None:
-                keys.setdefault(e.input, []).append(str(e.record.get(key_field)))
-            if ident not in expired_ids:
-                added.append((e, e.extra[2]))
-        released = [e for e in delta.released if (e.input, e.offset) not in added_ids]
-        expired = [e for e in delta.expired if (e.input, e.offset) not in added_ids]
+                values = [str(e.record.get(key_field)) for e in delta.added if e.input == index]
+                if values:
+                    keys[index] = values
         encode = self._splice_results if self._splice else self._encode_results
         records = encode(results)
         watermark = engine.watermark
