@@ -1,11 +1,14 @@
 """One hop through the embedded broker: does produce → consume latency grow as a topic grows?
 
-A confluent producer writes `--rate` records/s (4 partitions, 1 ms bursts, `ts` = send time) for
-`--seconds`; an aiokafka consumer (fetch wait 10 ms, as the joiner's operators) reads them and
-records receive time - `ts`. Prints p50/p99 per slice of the run, and the broker's CPU seconds: if
-the later slices are slower at the same rate, the broker's cost grows with the topic's length.
+A confluent producer writes `--rate` records/s (4 partitions, 1 ms bursts, `ts` = send time,
+`--linger-ms`) for `--seconds`; an aiokafka consumer (fetch wait 10 ms, as the joiner's operators)
+reads them and records receive time - `ts`. Prints p50/p99 per slice of the run, and the broker's
+CPU seconds: if the later slices are slower at the same rate, the broker's cost grows with the
+topic's length (measured: it does with tiny batches, docs/performance.md "Latency, and the
+embedded broker").
 
-    python bench/broker_latency.py --rate 10000 --seconds 60
+    python bench/broker_latency.py --rate 10000 --seconds 15 --linger-ms 1
+    python bench/broker_latency.py --rate 10000 --seconds 15 --linger-ms 20
 """
 
 from __future__ import annotations
@@ -97,6 +100,9 @@ async def run(
         rows.append({"p50_ms": round(lat[len(lat) // 2], 1), "p99_ms": round(lat[int(len(lat) * 0.99)], 1)})
     return {
         "rate": rate,
+        "linger_ms": linger_ms,
+        "fetch_wait_ms": fetch_wait_ms,
+        "config": config,
         "seconds": seconds,
         "received": len(samples),
         "broker_cpu_s": round(cpu, 2),
