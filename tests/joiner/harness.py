@@ -14,10 +14,10 @@ import sys
 import time
 import uuid
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from aiokafka import AIOKafkaConsumer
 from confluent_kafka import Producer
@@ -221,6 +221,26 @@ async def consume_output(
     finally:
         await consumer.stop()
     return records
+
+
+_T = TypeVar("_T")
+
+
+def run_scenario(
+    joiner: JoinerProcess, scenario: Callable[[], Coroutine[Any, Any, _T]]
+) -> tuple[_T, int | None]:
+    """Run `scenario()` on a fresh event loop, then stop `joiner` whatever happened.
+
+    Returns the scenario's result and the worker's exit code; a failure carries the tail of the
+    worker's log, which is where the reason usually is.
+    """
+    try:
+        result = asyncio.run(scenario())
+    except Exception as exc:
+        raise AssertionError(f"{exc}\n--- worker log ---\n{joiner.log_tail()}") from exc
+    finally:
+        code = joiner.stop()
+    return result, code
 
 
 class JoinerProcess:

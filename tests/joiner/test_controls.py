@@ -24,6 +24,7 @@ from tests.joiner.harness import (
     make_workload,
     produce,
     register_query,
+    run_scenario,
     wait_running,
     wait_state,
 )
@@ -77,12 +78,7 @@ def test_pause_then_resume_lazily_keeps_every_result_once(
         )
         return want, records, before, during
 
-    try:
-        want, records, before, during = asyncio.run(scenario())
-    except Exception as exc:
-        raise AssertionError(f"{exc}\n--- worker log ---\n{joiner.log_tail()}") from exc
-    finally:
-        joiner.stop()
+    (want, records, before, during), _ = run_scenario(joiner, scenario)
     got = Counter(json.loads(r.value)["id"] for r in records)
     assert during == before, "a paused query published results"
     assert 0 < before < sum(want.values()), "the pause should fall between results"

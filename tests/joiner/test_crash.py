@@ -22,6 +22,7 @@ from tests.joiner.harness import (
     make_workload,
     produce,
     register_query,
+    run_scenario,
     wait_running,
 )
 
@@ -90,12 +91,7 @@ def test_single_worker_survives_repeated_sigkill(
         )
         return want, records
 
-    try:
-        want, records = asyncio.run(scenario())
-    except Exception as exc:
-        raise AssertionError(f"{exc}\n--- worker log ---\n{joiner.log_tail()}") from exc
-    finally:
-        joiner.stop()
+    (want, records), _ = run_scenario(joiner, scenario)
     assert kills >= 5 and sum(want.values()) > 500
     _compare(want, records, joiner.log_tail())
 

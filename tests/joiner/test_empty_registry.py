@@ -20,6 +20,7 @@ from tests.joiner.harness import (
     make_workload,
     produce,
     register_query,
+    run_scenario,
     wait_running,
 )
 
@@ -79,12 +80,7 @@ def test_query_registered_after_start_runs(
         records = await consume_output(kafka_broker, s.output, want=sum(want.values()), timeout_s=60)
         return want, Counter(json.loads(r.value)["id"] for r in records)
 
-    try:
-        want, got = asyncio.run(scenario())
-    except Exception as exc:
-        raise AssertionError(f"{exc}\n--- worker log ---\n{joiner.log_tail()}") from exc
-    finally:
-        code = joiner.stop()
+    (want, got), code = run_scenario(joiner, scenario)
     log = joiner.log_tail(400)
     assert sum(want.values()) > 50
     assert got == want, f"missing {sum((want - got).values())}, extra {sum((got - want).values())}\n{log}"

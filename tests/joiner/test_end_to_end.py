@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections import Counter
 from collections.abc import Callable
@@ -18,6 +17,7 @@ from tests.joiner.harness import (
     make_workload,
     produce,
     register_query,
+    run_scenario,
     wait_running,
 )
 
@@ -52,12 +52,7 @@ def test_joiner_matches_oracle(
         got = Counter(json.loads(r.value)["id"] for r in records)
         return want, got, records
 
-    try:
-        want, got, records = asyncio.run(scenario())
-    except Exception as exc:
-        raise AssertionError(f"{exc}\n--- worker log ---\n{joiner.log_tail()}") from exc
-    finally:
-        code = joiner.stop()
+    (want, got, records), code = run_scenario(joiner, scenario)
     assert sum(want.values()) > 200, "the workload should produce a fair number of results"
     assert got == want, (
         f"missing {sum((want - got).values())}, extra {sum((got - want).values())}\n{joiner.log_tail()}"

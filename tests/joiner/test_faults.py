@@ -21,6 +21,7 @@ from tests.joiner.harness import (
     make_workload,
     produce,
     register_query,
+    run_scenario,
     wait_running,
 )
 
@@ -153,12 +154,7 @@ def test_malformed_records_and_redis_crash(
         assert _ready(ready_port) is True
         return want, records, dead, stats
 
-    try:
-        want, records, dead, stats = asyncio.run(scenario())
-    except Exception as exc:
-        raise AssertionError(f"{exc}\n--- worker log ---\n{joiner.log_tail()}") from exc
-    finally:
-        joiner.stop()
+    (want, records, dead, stats), _ = run_scenario(joiner, scenario)
     got = Counter(json.loads(r.value)["id"] for r in records)
     assert got == want, f"missing {sum((want - got).values())}, extra {sum((got - want).values())}"
     assert seen_not_ready, "the worker never reported itself not ready while Redis was down"

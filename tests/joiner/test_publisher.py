@@ -65,6 +65,30 @@ async def _highest(kafka: KafkaClients, topic: str, *, acked: int, exclusive: bo
         await consumer.stop()
 
 
+async def _publish(
+    kafka: KafkaClients, topic: str, batches: list[tuple[int, list[OutboxRecord]]], *, exclusive: bool
+) -> list[int]:
+    """Publish each (first sequence number, records) with a fresh `Publisher`; return the offsets."""
+    publisher = Publisher(kafka)
+    try:
+        return [
+            await publisher.publish(
+                topic, 0, first, records, query="q", source_partition=3, seq_on_last_only=exclusive
+            )
+            for first, records in batches
+        ]
+    finally:
+        publisher.close()
+
+
+def _produce_plain(bootstrap: str, topic: str, values: list[bytes]) -> None:
+    """Write `values` to partition 0 without headers, as a publish cut short leaves them."""
+    producer = Producer({"bootstrap.servers": bootstrap})
+    for value in values:
+        producer.produce(topic, value, partition=0)
+    producer.flush(10)
+
+
 def test_header_on_the_last_record_only_and_recovery_counts(
     kafka_broker: str, make_topic: Callable[..., str]
 ) -> None:
@@ -72,29 +96,23 @@ def test_header_on_the_last_record_only_and_recovery_counts(
     kafka = KafkaClients(kafka_broker)
 
     async def run() -> None:
-        publisher = Publisher(kafka)
-        try:
-            first = await publisher.publish(
-                topic, 0, 1, _records(100), query="q", source_partition=3, seq_on_last_only=True
-            )
-            second = await publisher.publish(
-                topic, 0, 101, _records(50, start=100), query="q", source_partition=3, seq_on_last_only=True
-            )
-        finally:
-            publisher.close()
-        assert (first, second) == (99, 149)
+        offsets = await _publish(
+            kafka, topic, [(1, _records(100)), (101, _records(50, start=100))], exclusive=True
+        )
+        assert offsets == [99, 149]
         records = await _read_all(kafka, topic)
         assert [v for v, _ in records] == [r.value for r in _records(150)]  # in order, once each
         assert {i: s for i, (_, s) in enumerate(records) if s is not None} == {99: 100, 149: 150}
         assert await _highest(kafka, topic, acked=0, exclusive=True) == (150, 149)
 
         # A publish cut short (its headerless head only), with another query's records in between.
-        producer = Producer({"bootstrap.servers": kafka_broker})
-        for i in range(30):
-            producer.produce(topic, _records(1, start=150 + i)[0].value, partition=0)
+        other = _records(1, query="other")[0].value
+        tail: list[bytes] = []
+        for i, record in enumerate(_records(30, start=150)):
+            tail.append(record.value)
             if i % 10 == 0:
-                producer.produce(topic, _records(1, query="other")[0].value, partition=0)
-        producer.flush(10)
+                tail.append(other)
+        _produce_plain(kafka_broker, topic, tail)
         # 150 + 30 records of ours and 3 of the other query: ours ends at offset 182
         assert await _highest(kafka, topic, acked=0, exclusive=True) == (180, 182)
         # a shared partition: only headers count
@@ -110,11 +128,7 @@ def test_every_record_has_its_header_on_a_shared_partition(
     kafka = KafkaClients(kafka_broker)
 
     async def run() -> None:
-        publisher = Publisher(kafka)
-        try:
-            await publisher.publish(topic, 0, 7, _records(20), query="q", source_partition=3)
-        finally:
-            publisher.close()
+        await _publish(kafka, topic, [(7, _records(20))], exclusive=False)
         records = await _read_all(kafka, topic)
         assert [s for _, s in records] == list(range(7, 27))
         assert await _highest(kafka, topic, acked=6, exclusive=False) == (26, 19)
@@ -126,8 +140,5 @@ def test_nothing_of_ours_leaves_the_acknowledged_sequence(
     kafka_broker: str, make_topic: Callable[..., str]
 ) -> None:
     topic = make_topic("pub")
-    kafka = KafkaClients(kafka_broker)
-    producer = Producer({"bootstrap.servers": kafka_broker})
-    producer.produce(topic, _records(1, query="q2")[0].value, partition=0)  # `q2` is not `q`
-    producer.flush(10)
-    assert asyncio.run(_highest(kafka, topic, acked=41, exclusive=True)) == (41, -1)
+    _produce_plain(kafka_broker, topic, [_records(1, query="q2")[0].value])  # `q2` is not `q`
+    assert asyncio.run(_highest(KafkaClients(kafka_broker), topic, acked=41, exclusive=True)) == (41, -1)

@@ -25,6 +25,7 @@ from tests.joiner.harness import (
     make_workload,
     produce,
     register_query,
+    run_scenario,
     wait_running,
 )
 
@@ -82,12 +83,7 @@ def test_auto_order_follows_the_rates_and_keeps_every_result(
         changes = {st.partition: int(st.operator.get("plan_changes", 0)) for st in stats}
         return want, records, first, second, changes
 
-    try:
-        want, records, first, second, changes = asyncio.run(scenario())
-    except Exception as exc:
-        raise AssertionError(f"{exc}\n--- worker log ---\n{joiner.log_tail()}") from exc
-    finally:
-        joiner.stop()
+    (want, records, first, second, changes), _ = run_scenario(joiner, scenario)
     got = Counter(json.loads(r.value)["id"] for r in records)
     assert sum(want.values()) > 100, "the workload should produce a fair number of results"
     assert got == want, f"missing {sum((want - got).values())}, extra {sum((got - want).values())}"
