@@ -138,7 +138,7 @@ class BatchBuilder:
         # An entry is one object from arrival to expiry, so identity tells entries apart.
         expired_now = set(delta.expired)
         added_now = set(delta.added)
-        added = [(e, e.extra[2]) for e in delta.added if e not in expired_now]
+        added = [(e, e.extra[2]) for e in delta.added if e not in expired_now]  # extra[2]: raw bytes
         released = [e for e in delta.released if e not in added_now]
         expired = [e for e in delta.expired if e not in added_now]
         keys: dict[int, list[str]] = {}
@@ -189,7 +189,7 @@ class BatchBuilder:
         splice, key_input = self._spliced_record, self._key_input
         if key_input is None:
             return [OutboxRecord(None, splice(r)) for r in results]
-        return [OutboxRecord(r[key_input].extra[3], splice(r)) for r in results]
+        return [OutboxRecord(r[key_input].extra[3], splice(r)) for r in results]  # extra[3]: the key
 
     def _encode_results(self, results: list[Any]) -> list[OutboxRecord]:
         """Encode results with `select`ed fields (JSON-encoded, not spliced)."""
