@@ -142,3 +142,50 @@ def test_nothing_of_ours_leaves_the_acknowledged_sequence(
     topic = make_topic("pub")
     _produce_plain(kafka_broker, topic, [_records(1, query="q2")[0].value])  # `q2` is not `q`
     assert asyncio.run(_highest(KafkaClients(kafka_broker), topic, acked=41, exclusive=True)) == (41, -1)
+
+
+def test_publishes_larger_than_the_producer_queue_go_through_in_order(
+    kafka_broker: str, make_topic: Callable[..., str]
+) -> None:
+    """Concurrent publishes to one partition through a queue of 40 records: one record by one
+    (`BufferError`, wait, retry) and an owned-partition publish larger than the queue (it cannot
+    wait for room for all of it, so it goes one by one too) all land, in order, once."""
+    topic = make_topic("pub")
+    kafka = KafkaClients(kafka_broker)
+
+    async def run() -> list[int]:
+        publisher = Publisher(kafka, queue_messages=40)
+        try:
+            return list(
+                await asyncio.gather(
+                    publisher.publish(topic, 0, 1, _records(200), query="q", source_partition=3),
+                    publisher.publish(
+                        topic,
+                        0,
+                        201,
+                        _records(60, start=200),
+                        query="q",
+                        source_partition=3,
+                        seq_on_last_only=True,
+                    ),
+                    publisher.publish(
+                        topic,
+                        0,
+                        261,
+                        _records(10, start=260),
+                        query="q",
+                        source_partition=3,
+                        seq_on_last_only=True,
+                    ),
+                )
+            )
+        finally:
+            publisher.close()
+
+    assert asyncio.run(run()) == [199, 259, 269]
+    records = asyncio.run(_read_all(kafka, topic))
+    assert [v for v, _ in records] == [r.value for r in _records(270)]
+    # one by one: every record numbered; the small owned-partition publish: its last record only
+    assert {i: s for i, (_, s) in enumerate(records) if s is not None} == {i: i + 1 for i in range(260)} | {
+        269: 270
+    }

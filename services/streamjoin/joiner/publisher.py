@@ -10,7 +10,9 @@ publish carries the `sj-seq` header and the others go out in one `produce_batch`
 record against 1.8 µs for `produce` with a header): recovery counts the query's records after the
 last header (`kafka_io.highest_published`). `produce_batch` skips a record it cannot queue and
 queues the next ones, which would leave a gap, so it is only used when the queue has room for the
-whole publish and no record is near the size limit; otherwise records go one by one.
+whole publish (at most half the queue) and no record is near the size limit; otherwise records go
+one by one. Publishes to one partition never interleave (a lock per partition, held while one waits
+for queue room), so sequence numbers reach the partition in order.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, Producer
@@ -45,9 +47,18 @@ class Publisher:
     """Send batches of outbox records; each `publish` resolves to the offset of its last record."""
 
     def __init__(
-        self, kafka: KafkaClients, *, linger_ms: int = 2, client_id: str = "streamjoin-joiner"
+        self,
+        kafka: KafkaClients,
+        *,
+        linger_ms: int = 2,
+        client_id: str = "streamjoin-joiner",
+        queue_messages: int = _QUEUE_MESSAGES,
     ) -> None:
         """Create the producer and start its poll thread."""
+        self._queue_messages = queue_messages
+        # Publishes to one partition must not interleave: a publish that waits for queue room
+        # (`BufferError`) holds its partition's lock, so a later batch cannot overtake it.
+        self._order: dict[tuple[str, int], asyncio.Lock] = {}
         self._producer = Producer(
             {
                 **kafka.librdkafka,
@@ -56,7 +67,7 @@ class Publisher:
                 "enable.idempotence": True,
                 "linger.ms": linger_ms,
                 "batch.size": 1 << 20,
-                "queue.buffering.max.messages": _QUEUE_MESSAGES,
+                "queue.buffering.max.messages": queue_messages,
                 # the message count is the limit: `produce_batch` checks it before queueing
                 "queue.buffering.max.kbytes": _QUEUE_KBYTES,
                 "message.max.bytes": _MAX_MESSAGE_BYTES,
@@ -113,10 +124,35 @@ class Publisher:
             loop.call_soon_threadsafe(_settle, done, outcome)
 
         prefix = sequence_prefix(query, source_partition)
+        lock = self._order.setdefault((topic, partition), asyncio.Lock())
+        async with lock:  # uncontended: taken without yielding, so the common case stays synchronous
+            await self._send(
+                topic,
+                partition,
+                first_seq,
+                records,
+                prefix,
+                seq_on_last_only=seq_on_last_only,
+                on_delivery=delivered,
+            )
+        return await done
+
+    async def _send(
+        self,
+        topic: str,
+        partition: int,
+        first_seq: int,
+        records: Sequence[OutboxRecord],
+        prefix: bytes,
+        *,
+        seq_on_last_only: bool,
+        on_delivery: Callable[[KafkaError | None, Any], None],
+    ) -> None:
+        """Queue `records` in order; the last one carries `on_delivery`."""
         last = len(records) - 1
         head = 0
-        if seq_on_last_only and last > 0 and self._batchable(records):
-            while len(self._producer) + last > _QUEUE_MESSAGES:  # only this thread adds records
+        if seq_on_last_only and 0 < last <= self._queue_messages // 2 and self._batchable(records):
+            while len(self._producer) + last > self._queue_messages:  # only this thread adds records
                 await asyncio.sleep(0.005)
             batch = [{"key": key, "value": value} for key, value, _ in records[:last]]
             try:
@@ -143,14 +179,13 @@ class Publisher:
                         key,
                         partition=partition,
                         headers=[*headers, seq_header] if headers else [seq_header],
-                        on_delivery=delivered if i == last else None,
+                        on_delivery=on_delivery if i == last else None,
                     )
                     break
                 except BufferError:
                     await asyncio.sleep(0.005)
                 except KafkaException as exc:
                     raise PublishError(f"publishing to {topic}[{partition}] failed: {exc}") from exc
-        return await done
 
     @staticmethod
     def _batchable(records: Sequence[OutboxRecord]) -> bool:
