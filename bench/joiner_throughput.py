@@ -30,6 +30,7 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -179,7 +180,9 @@ def expected_results(n: int) -> int:
     return 8 * (n // 6)
 
 
-async def throughput(stack: EmbeddedStack, workdir: Path, workers: int, n: int) -> dict[str, Any]:
+async def throughput(
+    stack: EmbeddedStack, workdir: Path, workers: int, n: int, worker_args: Sequence[str]
+) -> dict[str, Any]:
     """Measure the maximum sustained input rate; return the figures."""
     u = uuid.uuid4().hex[:6]
     topics = {s: f"bench.{s}.{u}" for s in STREAMS}
@@ -189,7 +192,7 @@ async def throughput(stack: EmbeddedStack, workdir: Path, workers: int, n: int) 
     await asyncio.to_thread(preload, stack.bootstrap, topics, n)
     produce_rate = n / (time.monotonic() - t0)
     prefix = f"bench{u}:"
-    procs = start_workers(stack, workdir, workers, prefix, f"bench-{u}")
+    procs = start_workers(stack, workdir, workers, prefix, f"bench-{u}", worker_args)
     try:
         await register(stack.redis_url, prefix, query_json(f"tp{u}", topics, output, "earliest"))
         started = await wait_running(stack.redis_url, prefix, f"tp{u}")
@@ -245,7 +248,13 @@ async def redis_used(url: str) -> int:
 
 
 async def latency(
-    stack: EmbeddedStack, workdir: Path, workers: int, rate: float, seconds: float, linger_ms: int
+    stack: EmbeddedStack,
+    workdir: Path,
+    workers: int,
+    rate: float,
+    seconds: float,
+    linger_ms: int,
+    worker_args: Sequence[str],
 ) -> dict[str, Any]:
     """Produce at `rate` records/s for `seconds` (the producer's `linger.ms` counts in the latency,
     since `ts` is taken before it); return latency percentiles (ms)."""
@@ -256,7 +265,7 @@ async def latency(
     specs = [TopicSpec(t, "internal", PARTITIONS) for t in [*topics.values(), output, warmup]]
     create_topics(stack.bootstrap, specs)
     prefix = f"lat{u}:"
-    procs = start_workers(stack, workdir, workers, prefix, f"lat-{u}")
+    procs = start_workers(stack, workdir, workers, prefix, f"lat-{u}", worker_args)
     samples: list[float] = []
     timeline: list[tuple[float, float]] = []  # (produce time, latency), for the per-second p99
     # The result's Kafka timestamp is the worker's produce time: it splits each latency into
@@ -376,14 +385,10 @@ def _p50_p99(values: list[float]) -> dict[str, float]:
     return {"p50": round(q[49], 1), "p99": round(q[98], 1)}
 
 
-WORKER_ARGS: list[str] = []
-"""Extra `streamjoin joiner` arguments (`--worker-arg`)."""
-
-
 def start_workers(
-    stack: EmbeddedStack, workdir: Path, n: int, prefix: str, group: str
+    stack: EmbeddedStack, workdir: Path, n: int, prefix: str, group: str, extra: Sequence[str]
 ) -> list[ManagedProcess]:
-    """Start n joiner workers."""
+    """Start n joiner workers with `extra` arguments (`--worker-arg`)."""
     procs = []
     for i in range(n):
         argv = [
@@ -403,7 +408,7 @@ def start_workers(
             f"{group}-{i}",
             "--log-level",
             "WARNING",
-            *WORKER_ARGS,
+            *extra,
         ]
         proc = ManagedProcess(f"joiner-{i}", argv, log_path=workdir / f"{group}-{i}.log")
         proc.start()
@@ -442,19 +447,24 @@ async def main() -> None:
     )
     parser.add_argument("--skip-throughput", action="store_true", help="needs --latency-rate")
     args = parser.parse_args()
-    WORKER_ARGS.extend(args.worker_arg)
     workdir = Path(tempfile.mkdtemp(prefix="streamjoin-bench-"))
     with EmbeddedStack(workdir=workdir / "stack") as stack:
         rate = args.latency_rate
         if not args.skip_throughput:
-            tp = await throughput(stack, workdir, args.workers, args.records)
+            tp = await throughput(stack, workdir, args.workers, args.records, args.worker_arg)
             print(json.dumps({"workers": args.workers, "throughput": tp}), flush=True)
             rate = rate or tp["input_per_s"] / 2
         if not args.skip_latency:
             if rate is None:
                 parser.error("--skip-throughput needs --latency-rate")
             lat = await latency(
-                stack, workdir, args.workers, rate, args.latency_seconds, args.producer_linger_ms
+                stack,
+                workdir,
+                args.workers,
+                rate,
+                args.latency_seconds,
+                args.producer_linger_ms,
+                args.worker_arg,
             )
             print(json.dumps({"workers": args.workers, "latency": lat}), flush=True)
     print(f"logs: {workdir}", file=sys.stderr)

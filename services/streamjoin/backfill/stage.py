@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, cast
 
 import pandas as pd
 
@@ -29,7 +28,6 @@ __all__ = [
     "RESULT_COLUMNS",
     "STATS_COLUMNS",
     "GroupRunner",
-    "RawRecord",
     "ResultRow",
     "StageStats",
 ]
@@ -77,16 +75,6 @@ class StageStats:
         )
 
 
-class RawRecord(dict[str, Any]):
-    """A decoded record that keeps the bytes it arrived as, to splice them into output records."""
-
-    __slots__ = ("raw",)
-
-    def __init__(self, record: dict[str, Any], raw: bytes) -> None:
-        super().__init__(record)
-        self.raw = raw
-
-
 class GroupRunner:
     """Run the shared engine over the sorted groups of one Spark task."""
 
@@ -101,10 +89,7 @@ class GroupRunner:
         # component is spliced in as the raw bytes it arrived as (`ResultFormatter.splicer`, as the
         # joiner does).
         self._splice = self.query.select is None
-        fmt = self._formatter
-        self._spliced_record = fmt.splicer(
-            lambda e: fmt.piece(e.input, e.partition, e.offset, cast(RawRecord, e.record).raw, e.record)
-        )
+        self._spliced_record = self._formatter.splicer()  # reads `Entry.extra`, set on `add`
 
     def run(self, batches: Iterable[pd.DataFrame]) -> Iterator[list[ResultRow]]:
         """Join every group of `batches`; yield its owned results as rows, a few hundred at a time."""
@@ -113,7 +98,7 @@ class GroupRunner:
         partition = 0
         previous: tuple[int, int, int] | None = None
         since_advance = 0
-        names = self._names
+        names, piece_of = self._names, self._formatter.piece
         for batch in batches:
             columns = [
                 batch[name].tolist() for name in ("grp", "input", "partition", "offset", "kafka_ts", "value")
@@ -137,9 +122,10 @@ class GroupRunner:
                 except MalformedRecord as exc:
                     self._malformed(str(exc))
                     continue
-                record = RawRecord(decoded, value) if self._splice else decoded
+                position = int(offset)
+                piece = piece_of(index, partition, position, value, decoded) if self._splice else None
                 accepted = engine.add(
-                    stream, record, ts=ts, partition=partition, offset=int(offset), size=len(value)
+                    stream, decoded, ts=ts, partition=partition, offset=position, size=len(value), extra=piece
                 )
                 self.stats.late += not accepted
                 since_advance += 1

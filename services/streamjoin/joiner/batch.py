@@ -7,16 +7,14 @@ outlive a batch (reader, formatter, the stream names of each topic, counters).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from operator import attrgetter
-from typing import Any, Protocol, cast
+from typing import Any, Protocol
 
 import orjson
 
 from streamjoin.engine import MalformedRecord, MultiJoin, RecordReader, ResultFormatter
 from streamjoin.engine.entry import Entry
-from streamjoin.engine.output import Piece
 from streamjoin.engine.program import index_fields
 from streamjoin.joiner.outbox import OutboxRecord, encode_record
 from streamjoin.query.model import QueryDef, RangeWindow
@@ -71,7 +69,7 @@ class BatchBuilder:
         self._key_input = query.input_index(key_ref.stream) if key_ref is not None else None
         self._splice = query.select is None
         # Every entry's `extra` is its `ResultFormatter.piece`: raw bytes, spliced pieces, output key.
-        self._spliced_record = self._formatter.splicer(_piece_of)
+        self._spliced_record = self._formatter.splicer()
         largest = query.largest_window
         self._hll_slice_width = largest if largest > 0 else _HLL_SLICE_ROWS_MS
         self._has_rows = any(not isinstance(i.window, RangeWindow) for i in query.inputs)
@@ -206,6 +204,3 @@ class BatchBuilder:
             ("source-offset", str(m.offset).encode()),
         )
         return OutboxRecord(m.key, m.value if m.value is not None else b"", headers)
-
-
-_piece_of = cast(Callable[[Entry], Piece], attrgetter("extra"))

@@ -21,6 +21,7 @@ import asyncio
 import logging
 import threading
 from collections.abc import Callable, Sequence
+from operator import itemgetter
 from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, Producer
@@ -32,6 +33,8 @@ __all__ = ["PublishError", "Publisher"]
 
 _log = logging.getLogger(__name__)
 _LIBRDKAFKA_LOG = logging.getLogger("streamjoin.joiner.librdkafka")
+_value_of = itemgetter(1)
+_headers_of = itemgetter(2)
 _QUEUE_MESSAGES = 1_000_000
 _QUEUE_KBYTES = 2_097_151  # librdkafka's maximum (2 GiB)
 _MAX_MESSAGE_BYTES = 8 << 20
@@ -189,11 +192,12 @@ class Publisher:
 
     @staticmethod
     def _batchable(records: Sequence[OutboxRecord]) -> bool:
-        """Return True when no record has headers of its own or comes near the size limit."""
-        for key, value, headers in records:
-            if headers or len(value) + (len(key) if key else 0) > _BATCHED_RECORD_BYTES:
-                return False
-        return True
+        """Return True when no record has headers of its own or a value near the size limit (keys,
+        the join attribute's JSON, are small next to the 7 MiB of margin)."""
+        return (
+            not any(map(_headers_of, records))
+            and max(map(len, map(_value_of, records))) <= _BATCHED_RECORD_BYTES
+        )
 
     async def flush(self, timeout_ms: int) -> int:
         """Wait until every queued record is delivered or `timeout_ms` passes; return how many are left."""
