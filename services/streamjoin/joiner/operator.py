@@ -5,8 +5,7 @@ Life cycle (crash-only: any failure ends the attempt, and the next attempt start
 2. rebuild the engine from it (or, the first time, position every input at the query's `start`);
 3. recover the outboxes: read the output partition from the last acknowledged offset, find the
    highest `sj-seq` already published, and publish only the committed records above it;
-4. loop: read a batch from partition p of every input (from the committed offsets, through a
-   consumer the worker's `ReaderPool` shares between its operators), join it, commit
+4. loop: read a batch from partition p of every input (from the committed offsets), join it, commit
    delta + next offsets + outbox records in ONE Redis script, then publish the records; the
    acknowledged sequence numbers are trimmed with the next commit.
 `stop()` lets the current batch finish and waits (bounded) for its records to be acknowledged.
@@ -40,7 +39,6 @@ from streamjoin.joiner.kafka_io import (
 from streamjoin.joiner.operator_stats import OperatorStats
 from streamjoin.joiner.outbox import decode_record
 from streamjoin.joiner.publisher import Publisher, PublishError
-from streamjoin.joiner.reader import ReaderLease, ReaderPool
 from streamjoin.query.model import QueryDef
 from streamjoin.state.base import (
     Checkpoint,
@@ -108,7 +106,6 @@ class PartitionOperator:
         kafka: KafkaClients,
         store: StateStore,
         publisher: Publisher,
-        readers: ReaderPool,
         owner: str,
         health: Health,
         config: OperatorConfig,
@@ -121,7 +118,6 @@ class PartitionOperator:
         self._kafka = kafka
         self._store = store
         self._publisher = publisher
-        self._readers = readers
         self._owner = owner
         self._health = health
         self._config = config
@@ -215,61 +211,43 @@ class PartitionOperator:
         self._builder.reset(checkpoint.entries, checkpoint.raws)
         self.engine = engine
         self.stats.restore(checkpoint.counters)
-        tps = {t: TopicPartition(t, p) for t in self._builder.topics}
-        batch_no = checkpoint.batch
-        offsets = dict(checkpoint.offsets)
-        if not checkpoint.positioned or any(box.pending for box in checkpoint.outboxes.values()):
-            # Positioning and recovery assign partitions of their own: a consumer of this attempt's.
-            consumer = new_consumer(
-                self._kafka, client_id=f"{self._owner}-{q}-{p}", fetch_wait_ms=self._config.fetch_wait_ms
-            )
-            await start_consumer(consumer)
-            try:
-                if not checkpoint.positioned:
-                    batch_no, offsets = await self._position(consumer, engine, checkpoint, epoch, tps)
-                trims = await self._recover_outboxes(consumer, checkpoint)
-            finally:
-                await consumer.stop()
-        else:
-            trims = []
-        self._health.ok(self._component)
-        self._on_status(q, p, "paused" if self.paused else "running")
-        _log.info("%s: running from offsets %s", self._component, offsets)
-        lease = await self._readers.lease({tp: offsets[topic] for topic, tp in tps.items()})
-        try:
-            await self._loop(lease, engine, epoch, batch_no, offsets, trims, checkpoint.outboxes)
-        finally:
-            await self._readers.release(lease)
-
-    async def _position(
-        self,
-        consumer: AIOKafkaConsumer,
-        engine: MultiJoin,
-        checkpoint: Checkpoint,
-        epoch: int,
-        tps: Mapping[str, TopicPartition],
-    ) -> tuple[int, dict[str, int]]:
-        """First run: find the query's start offsets and the output ends, and commit them."""
-        q, p = self.query.name, self.partition
-        self._on_status(q, p, "positioning")
-        found = await start_offsets(consumer, tps.values(), self.query.start)
-        offsets = {tp.topic: off for tp, off in found.items()}
-        outs = {n: TopicPartition(*self.outputs.partition(n, p)) for n in ("results", "dead")}
-        ends = await end_offsets(consumer, list(outs.values()))
-        batch_no = checkpoint.batch + 1
-        await self._store.commit(
-            q,
-            p,
-            epoch,
-            CommitBatch(
-                batch=batch_no,
-                offsets=offsets,
-                scalars=engine.take_delta().scalars,
-                output_start={n: ends[tp] for n, tp in outs.items()},
-            ),
+        consumer = new_consumer(
+            self._kafka, client_id=f"{self._owner}-{q}-{p}", fetch_wait_ms=self._config.fetch_wait_ms
         )
-        checkpoint.output_start = {n: ends[tp] for n, tp in outs.items()}
-        return batch_no, offsets
+        await start_consumer(consumer)
+        try:
+            tps = {t: TopicPartition(t, p) for t in self._builder.topics}
+            batch_no = checkpoint.batch
+            offsets = dict(checkpoint.offsets)
+            if not checkpoint.positioned:
+                self._on_status(q, p, "positioning")
+                found = await start_offsets(consumer, tps.values(), self.query.start)
+                offsets = {tp.topic: off for tp, off in found.items()}
+                outs = {n: TopicPartition(*self.outputs.partition(n, p)) for n in ("results", "dead")}
+                ends = await end_offsets(consumer, list(outs.values()))
+                batch_no += 1
+                await self._store.commit(
+                    q,
+                    p,
+                    epoch,
+                    CommitBatch(
+                        batch=batch_no,
+                        offsets=offsets,
+                        scalars=engine.take_delta().scalars,
+                        output_start={n: ends[tp] for n, tp in outs.items()},
+                    ),
+                )
+                checkpoint.output_start = {n: ends[tp] for n, tp in outs.items()}
+            trims = await self._recover_outboxes(consumer, checkpoint)
+            self._health.ok(self._component)
+            self._on_status(q, p, "paused" if self.paused else "running")
+            _log.info("%s: running from offsets %s", self._component, offsets)
+            consumer.assign(list(tps.values()))
+            for topic, tp in tps.items():
+                consumer.seek(tp, offsets[topic])
+            await self._loop(consumer, engine, epoch, batch_no, offsets, trims, checkpoint.outboxes)
+        finally:
+            await consumer.stop()
 
     async def _recover_outboxes(self, consumer: AIOKafkaConsumer, checkpoint: Checkpoint) -> list[Trim]:
         q, p = self.query.name, self.partition
@@ -316,7 +294,7 @@ class PartitionOperator:
 
     async def _loop(
         self,
-        lease: ReaderLease,
+        consumer: AIOKafkaConsumer,
         engine: MultiJoin,
         epoch: int,
         batch_no: int,
@@ -327,7 +305,7 @@ class PartitionOperator:
         q, p, cfg = self.query.name, self.partition, self._config
         seqs = {name: box.seq for name, box in outboxes.items()}
         exclusive = {name: self.outputs.exclusive(name) for name in outboxes}
-        tp_list = sorted(lease.partitions, key=lambda tp: tp.topic)
+        tp_list = sorted(consumer.assignment(), key=lambda tp: tp.topic)
         inflight: deque[tuple[str, int, asyncio.Future[int], int]] = deque()
         last_arrival = dict.fromkeys(self.query.stream_names, time.monotonic())
         idle: set[str] = set()
@@ -338,7 +316,7 @@ class PartitionOperator:
             if self.paused:
                 await asyncio.sleep(cfg.poll_ms / 1000)
                 continue
-            data = await self._fetch(lease, tp_list)
+            data = await self._fetch(consumer, tp_list)
             now = time.monotonic()
             idle_changed = self._update_idle(engine, data, last_arrival, idle, now)
             if not data and not idle_changed and not trims:
@@ -355,7 +333,7 @@ class PartitionOperator:
             await self._store.commit(q, p, epoch, built.commit)
             batch_no += 1
             trims = []
-            self.stats.on_batch(built, lease.highwater, p, offsets)
+            self.stats.on_batch(built, consumer.highwater, p, offsets)
             for name, records in (("results", built.results), ("dead", built.dead)):
                 if not records:
                     continue
@@ -387,7 +365,9 @@ class PartitionOperator:
             with contextlib.suppress(StateUnavailableError, FencedError):
                 await self._store.trim(q, p, epoch, trims)
 
-    async def _fetch(self, lease: ReaderLease, tps: list[TopicPartition]) -> dict[TopicPartition, list[Any]]:
+    async def _fetch(
+        self, consumer: AIOKafkaConsumer, tps: list[TopicPartition]
+    ) -> dict[TopicPartition, list[Any]]:
         """Take an equal share from every input partition, so the watermark moves evenly.
 
         aiokafka's `getmany` drains one partition's fetched records before the next one's; a join
@@ -396,9 +376,9 @@ class PartitionOperator:
         share = max(self._config.max_batch // len(tps), 1)
         data: dict[TopicPartition, list[Any]] = {}
         for tp in tps:
-            data.update(await lease.getmany(tp, timeout_ms=0, max_records=share))
+            data.update(await consumer.getmany(tp, timeout_ms=0, max_records=share))
         if not data:
-            data = await lease.getmany(*tps, timeout_ms=self._config.poll_ms, max_records=share)
+            data = await consumer.getmany(*tps, timeout_ms=self._config.poll_ms, max_records=share)
         return data
 
     def _collect_acks(

@@ -26,7 +26,6 @@ from streamjoin.joiner.kafka_io import KafkaClients, new_consumer, partition_cou
 from streamjoin.joiner.operator import OutputTopics, PartitionOperator
 from streamjoin.joiner.planning import QueryPlanner
 from streamjoin.joiner.publisher import Publisher
-from streamjoin.joiner.reader import ReaderPool
 from streamjoin.joiner.registry_watch import QuerySpec, specs_from_snapshot
 from streamjoin.joiner.topic_setup import ANCHOR_TOPIC, ensure_anchor_topic, ensure_output_topics
 from streamjoin.registry import PartitionState, RegistryStore
@@ -53,9 +52,6 @@ class JoinerWorker:
         self._registry = RegistryStore.from_settings(settings, prefix=config.prefix)
         self._store = RedisStateStore.from_settings(settings, prefix=config.prefix)
         self._publisher: Publisher | None = None
-        self._readers = ReaderPool(
-            self._kafka, client_id=config.worker_id, fetch_wait_ms=config.operator.fetch_wait_ms
-        )
         self._app: Any = None
         self._meta: AIOKafkaConsumer | None = None
         self._known_topics: set[str] = set()
@@ -128,7 +124,6 @@ class JoinerWorker:
         await asyncio.gather(*tasks, return_exceptions=True)
         async with self._lock:
             await self._stop_ops(list(self._ops))
-        await self._readers.close()
         if self._app is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._app.stop(), self.config.shutdown_timeout_ms / 2000)
@@ -304,7 +299,6 @@ class JoinerWorker:
             kafka=self._kafka,
             store=self._store,
             publisher=self._publisher,
-            readers=self._readers,
             owner=self.config.worker_id,
             health=self.health,
             config=self.config.operator,
