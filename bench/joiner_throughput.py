@@ -255,9 +255,11 @@ async def latency(
     seconds: float,
     linger_ms: int,
     worker_args: Sequence[str],
+    forwarder: bool = False,
 ) -> dict[str, Any]:
     """Produce at `rate` records/s for `seconds` (the producer's `linger.ms` counts in the latency,
-    since `ts` is taken before it); return latency percentiles (ms)."""
+    since `ts` is taken before it); return latency percentiles (ms). With `forwarder`,
+    `bench/forwarder.py` stands in for the workers: the latency of a worker that does nothing."""
     u = uuid.uuid4().hex[:6]
     topics = {s: f"lat.{s}.{u}" for s in STREAMS}
     output = f"lat.out.{u}"
@@ -265,15 +267,19 @@ async def latency(
     specs = [TopicSpec(t, "internal", PARTITIONS) for t in [*topics.values(), output, warmup]]
     create_topics(stack.bootstrap, specs)
     prefix = f"lat{u}:"
-    procs = start_workers(stack, workdir, workers, prefix, f"lat-{u}", worker_args)
+    if forwarder:
+        procs = [start_forwarder(stack, workdir, topics, output)]
+    else:
+        procs = start_workers(stack, workdir, workers, prefix, f"lat-{u}", worker_args)
     samples: list[float] = []
     timeline: list[tuple[float, float]] = []  # (produce time, latency), for the per-second p99
     # The result's Kafka timestamp is the worker's produce time: it splits each latency into
     # "input hop + worker" and "output hop" (the embedded broker's share shows in both).
     legs: list[tuple[float, float]] = []
     try:
-        await register(stack.redis_url, prefix, query_json(f"lat{u}", topics, output, "latest"))
-        await wait_running(stack.redis_url, prefix, f"lat{u}")
+        if not forwarder:
+            await register(stack.redis_url, prefix, query_json(f"lat{u}", topics, output, "latest"))
+            await wait_running(stack.redis_url, prefix, f"lat{u}")
         # The reader is aiokafka: librdkafka's consumer adds about 50 ms per fetch against the
         # embedded broker (measured: p50 55 ms for one hop, aiokafka 8 ms). It does not decode the
         # results (`result_ts`): on 2 cores every CPU millisecond it spends is one the worker lacks.
@@ -322,7 +328,7 @@ async def latency(
                     timeline.append((sent_ms, now_ms - sent_ms))
                     legs.append((m.timestamp - sent_ms, now_ms - m.timestamp))
             if done.is_set():
-                want = expected_results(sent[0])
+                want = sent[0] if forwarder else expected_results(sent[0])
                 if len(samples) >= want:
                     break
         else:
@@ -330,7 +336,7 @@ async def latency(
         await consumer.stop()
         thread.join(timeout=5)
         await asyncio.sleep(1.5)  # operators write their statistics every second
-        worker_latency = await worker_latency_ms(stack.redis_url, prefix, f"lat{u}")
+        worker_latency = {} if forwarder else await worker_latency_ms(stack.redis_url, prefix, f"lat{u}")
     finally:
         stop_workers(procs)
     samples.sort()
@@ -344,6 +350,7 @@ async def latency(
         for _, v in sorted(per_second.items())
     ]
     return {
+        "worker": "bench/forwarder.py" if forwarder else "streamjoin joiner",
         "rate": rate,
         "producer_linger_ms": linger_ms,
         "seconds": seconds,
@@ -416,6 +423,23 @@ def start_workers(
     return procs
 
 
+def start_forwarder(
+    stack: EmbeddedStack, workdir: Path, topics: dict[str, str], output: str
+) -> ManagedProcess:
+    """Start `bench/forwarder.py` and wait until it is positioned."""
+    script = Path(__file__).with_name("forwarder.py")
+    log = workdir / "forwarder.log"
+    argv = [sys.executable, str(script), stack.bootstrap, output, *topics.values()]
+    proc = ManagedProcess("forwarder", argv, log_path=log)
+    proc.start()
+    deadline = time.monotonic() + 60
+    while not (log.exists() and b"ready" in log.read_bytes()):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the forwarder did not start: {log}")
+        time.sleep(0.1)
+    return proc
+
+
 def stop_workers(procs: list[ManagedProcess]) -> None:
     """Stop the workers (SIGTERM, bounded wait, SIGKILL)."""
     for proc in procs:
@@ -446,6 +470,12 @@ async def main() -> None:
         "batch, so tiny batches slow it down over a run (bench/broker_latency.py)",
     )
     parser.add_argument("--skip-throughput", action="store_true", help="needs --latency-rate")
+    parser.add_argument(
+        "--forwarder",
+        action="store_true",
+        help="also measure the latency with bench/forwarder.py (no join, no Redis) in place of the "
+        "workers, on a fresh broker: the floor the embedded broker sets",
+    )
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="streamjoin-bench-"))
     with EmbeddedStack(workdir=workdir / "stack") as stack:
@@ -467,6 +497,12 @@ async def main() -> None:
                 args.worker_arg,
             )
             print(json.dumps({"workers": args.workers, "latency": lat}), flush=True)
+    if args.forwarder and rate is not None:
+        with EmbeddedStack(workdir=workdir / "forwarder-stack") as stack:
+            lat = await latency(
+                stack, workdir, 1, rate, args.latency_seconds, args.producer_linger_ms, [], forwarder=True
+            )
+            print(json.dumps({"workers": 0, "latency": lat}), flush=True)
     print(f"logs: {workdir}", file=sys.stderr)
 
 

@@ -29,6 +29,7 @@ def run_joiner(
     ready_port: int | None = None,
     ready_host: str = "127.0.0.1",
     max_batch: int = 5_000,
+    fetch_wait_ms: int = 10,
     idle_timeout_ms: int | None = None,
     session_timeout_ms: int = 10_000,
     exit_within_ms: int = 9_000,
@@ -46,7 +47,9 @@ def run_joiner(
         ready_host=ready_host,
         ready_port=ready_port,
         session_timeout_ms=session_timeout_ms,
-        operator=OperatorConfig(max_batch=max_batch, idle_timeout_ms=idle_timeout_ms),
+        operator=OperatorConfig(
+            max_batch=max_batch, fetch_wait_ms=fetch_wait_ms, idle_timeout_ms=idle_timeout_ms
+        ),
     )
     tune_gc()
 
@@ -86,6 +89,9 @@ def register(app: typer.Typer) -> None:
         ready_port: Annotated[int | None, typer.Option(help="Serve GET /readyz on this port.")] = None,
         ready_host: Annotated[str, typer.Option(help="Address of the readiness endpoint.")] = "127.0.0.1",
         max_batch: Annotated[int, typer.Option(help="Most records per batch and partition.")] = 5_000,
+        fetch_wait_ms: Annotated[
+            int, typer.Option(help="How long the broker may hold an input fetch with no new records.")
+        ] = 10,
         idle_timeout_ms: Annotated[
             int | None, typer.Option(help="Idle input partitions stop holding the watermark after this.")
         ] = None,
@@ -110,6 +116,7 @@ def register(app: typer.Typer) -> None:
             ready_port=ready_port,
             ready_host=ready_host,
             max_batch=max_batch,
+            fetch_wait_ms=fetch_wait_ms,
             idle_timeout_ms=idle_timeout_ms,
             session_timeout_ms=session_timeout_ms,
         )

@@ -59,6 +59,8 @@ class BatchBuilder:
         self._formatter = ResultFormatter(query)
         self._dead_topic = dead_letter_topic
         self.streams_of: dict[str, list[tuple[str, int]]] = {}
+        self.input_topics = tuple(inp.topic for inp in query.inputs)
+        """The topic of each input (`CommitBatch.topics`)."""
         for i, inp in enumerate(query.inputs):
             self.streams_of.setdefault(inp.topic, []).append((inp.stream, i))
         fields = index_fields(query)
@@ -164,6 +166,7 @@ class BatchBuilder:
             keys=keys,
             hll_slice=hll_slice,
             trims=list(trims),
+            topics=self.input_topics,
         )
         return BuiltBatch(commit, records, dead, count, newest, malformed, late)
 

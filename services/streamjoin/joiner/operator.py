@@ -194,7 +194,7 @@ class PartitionOperator:
         q, p = self.query.name, self.partition
         # Records a failed attempt left in the producer's queue must land before the tail is read.
         await self._publisher.flush(self._config.stop_timeout_ms)
-        checkpoint = await self._store.claim(q, p, self._owner)
+        checkpoint = await self._store.claim(q, p, self._owner, self._builder.input_topics)
         epoch = checkpoint.epoch
         _log.info(
             "%s: claimed (epoch %d, batch %d, %d entries)",
@@ -235,6 +235,7 @@ class PartitionOperator:
                         offsets=offsets,
                         scalars=engine.take_delta().scalars,
                         output_start={n: ends[tp] for n, tp in outs.items()},
+                        topics=self._builder.input_topics,
                     ),
                 )
                 checkpoint.output_start = {n: ends[tp] for n, tp in outs.items()}

@@ -138,7 +138,7 @@ class CatalogOps(StoreBase):
     async def delete_query(self, name: str) -> int:
         """Remove a query, its controls, plan, statistics, status and re-plan request; return the version.
 
-        Joiners drop the query (and its `streamjoin:state:{query}:*`) when they see it gone.
+        Joiners drop the query's state (`RedisStateStore.drop_query`) when they see it gone.
         Raises `NotFoundError`.
         """
         k = self._keys

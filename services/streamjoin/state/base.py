@@ -4,7 +4,9 @@ One operator owns one (query, partition). It `claim`s the partition (which fence
 owner), rebuilds its engine from the returned `Checkpoint`, and then commits one `CommitBatch` per
 batch of input: the engine delta, the next input offsets, the batch's output records appended to
 the outboxes with consecutive sequence numbers, and counters, all or nothing. Published outbox
-records are trimmed later (`CommitBatch.trims`, or `trim`).
+records are trimmed later (`CommitBatch.trims`, or `trim`). The records themselves are kept once
+per (topic, partition) in a window table shared by every query that reads the topic: an entry is a
+reference to its record, taken and released in the same commit as the entry.
 """
 
 from __future__ import annotations
@@ -64,7 +66,7 @@ class Checkpoint:
     output_start: dict[str, int]
     """Per outbox, the output partition's end offset when the operator was first positioned."""
     raws: dict[tuple[int, int], bytes] = field(default_factory=dict)
-    """The raw record bytes of each entry, by (input, offset)."""
+    """The raw record bytes of each entry, by (input, offset), from the shared window tables."""
 
     @property
     def positioned(self) -> bool:
@@ -106,13 +108,19 @@ class CommitBatch:
     hll_slice: int = 0
     trims: Sequence[Trim] = ()
     output_start: Mapping[str, int] = field(default_factory=dict)
+    topics: Sequence[str] = ()
+    """The topic of each input, in input order: it names the shared window table of an entry's
+    record. Required when the batch adds or expires entries."""
 
 
 class StateStore(Protocol):
     """Where an operator's state lives (Redis in production)."""
 
-    async def claim(self, query: str, partition: int, owner: str) -> Checkpoint:
-        """Become the owner of (query, partition), fencing earlier owners; return what is committed."""
+    async def claim(self, query: str, partition: int, owner: str, topics: Sequence[str]) -> Checkpoint:
+        """Become the owner of (query, partition), fencing earlier owners; return what is committed.
+
+        `topics`: the topic of each input (`CommitBatch.topics`), where the entries' records are.
+        """
         ...
 
     async def commit(self, query: str, partition: int, epoch: int, batch: CommitBatch) -> None:

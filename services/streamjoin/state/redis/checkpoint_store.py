@@ -1,10 +1,13 @@
 """`RedisStateStore`: the operator state of docs/exactly-once.md in Redis, one round trip per batch.
 
-Layout per (query, partition), every key hash-tagged `{query:partition}` (see `keys.py`):
-`meta` (epoch, owner, batch number, next offset per input topic, engine scalars, outbox sequence
-numbers, counters), `rec` (the window and reorder-buffer entries, `input:offset` -> packed entry),
-`seq` (release numbers of entries released after their batch), `outbox:results` and `outbox:dead`
-(committed, unpublished output records), `hll:{input}:{slice}` (HyperLogLogs of join-key values).
+Layout per (query, partition), every key hash-tagged by partition (see `keys.py`): `meta` (epoch,
+owner, batch number, next offset per input topic, engine scalars, outbox sequence numbers,
+counters, the inputs' topics), `rec` (the window and reorder-buffer entries, `input:offset` ->
+entry header), `seq` (release numbers of entries released after their batch), `outbox:results` and
+`outbox:dead` (committed, unpublished output records), `hll:{input}:{slice}` (HyperLogLogs of
+join-key values). Per (topic, partition), shared by every query reading the topic: `table:{topic}`
+(offset -> `<entries holding it>|<record bytes>`), so a record is stored once however many queries
+hold it, for as long as the longest-holding one does (the largest window asking for it).
 """
 
 from __future__ import annotations
@@ -30,9 +33,9 @@ from streamjoin.state.base import (
     StateUnavailableError,
     Trim,
 )
-from streamjoin.state.redis.codec import field_of, pack_entry, raw_of, unpack_entry
+from streamjoin.state.redis.codec import field_of, pack_entry, parse_field, unpack_entry
 from streamjoin.state.redis.keys import StateKeys
-from streamjoin.state.redis.scripts import CLAIM, COMMIT, OUTBOXES, TRIM
+from streamjoin.state.redis.scripts import CLAIM, COMMIT, DROP, OUTBOXES, TRIM
 
 __all__ = ["RedisStateStore"]
 
@@ -75,6 +78,7 @@ class RedisStateStore:
         self._claim = self._redis.register_script(CLAIM)
         self._commit = self._redis.register_script(COMMIT)
         self._trim = self._redis.register_script(TRIM)
+        self._drop = self._redis.register_script(DROP)
 
     @classmethod
     def from_settings(cls, settings: Settings, **options: Any) -> RedisStateStore:
@@ -94,7 +98,7 @@ class RedisStateStore:
         """Return True if Redis answers."""
         return bool(await _guard(self._redis.ping))
 
-    async def claim(self, query: str, partition: int, owner: str) -> Checkpoint:
+    async def claim(self, query: str, partition: int, owner: str, topics: Sequence[str]) -> Checkpoint:
         """Become the owner of (query, partition), fencing earlier owners; return the committed state."""
         k = self.keys(query, partition)
 
@@ -109,10 +113,14 @@ class RedisStateStore:
                 return await pipe.execute()
 
         epoch, meta_raw, records, seqs, *pending = await _guard(run)
+        raws = await self._read_tables(k, topics, [parse_field(f) for f in records])
         meta = {key.decode(): value.decode() for key, value in meta_raw.items()}
         seq_of = {f.decode(): int(v) for f, v in seqs.items()}
-        entries = [unpack_entry(f, partition, v, seq_of.get(f.decode())) for f, v in records.items()]
-        raws = {(e.input, e.offset): raw_of(v) for e, v in zip(entries, records.values(), strict=True)}
+        entries = []
+        for f, header in records.items():
+            field = f.decode()
+            raw = raws[parse_field(field)]
+            entries.append(unpack_entry(field, partition, header, raw, seq_of.get(field)))
         outboxes = {
             name: OutboxState(
                 seq=int(meta.get(f"{name}:seq", 0)),
@@ -135,17 +143,50 @@ class RedisStateStore:
             raws=raws,
         )
 
+    async def _read_tables(
+        self, k: StateKeys, topics: Sequence[str], wanted: Sequence[tuple[int, int]]
+    ) -> dict[tuple[int, int], bytes]:
+        """Return the record bytes of (input, offset)s from the shared tables (the caller holds a
+        reference to each, so none can go away in between)."""
+        by_topic: dict[str, list[tuple[int, int]]] = {}
+        for input_index, offset in wanted:
+            by_topic.setdefault(topics[input_index], []).append((input_index, offset))
+
+        async def run() -> list[Any]:
+            async with self._redis.pipeline(transaction=False) as pipe:
+                for topic, items in by_topic.items():
+                    pipe.hmget(k.table(topic), [b"%d" % offset for _, offset in items])
+                return await pipe.execute()
+
+        found: dict[tuple[int, int], bytes] = {}
+        for items, values in zip(by_topic.values(), await _guard(run), strict=True):
+            for item, value in zip(items, values, strict=True):
+                if value is None:
+                    raise RuntimeError(f"record {item} of {k.query}[{k.partition}] is missing from its table")
+                found[item] = value.split(b"|", 1)[1]  # `<references>|<record bytes>`
+        return found
+
     async def commit(self, query: str, partition: int, epoch: int, batch: CommitBatch) -> None:
         """Apply one batch atomically (idempotent by batch number); raise `FencedError` if not owner."""
         k = self.keys(query, partition)
+        tables = list(dict.fromkeys(batch.topics))
+        number = [tables.index(t) + 1 for t in batch.topics]  # input -> 1-based topic number
         rec_args: list[Any] = []
+        table_adds: list[Any] = []
         for entry, raw in batch.added:
-            rec_args += (field_of(entry), pack_entry(entry, raw))
+            field = field_of(entry)
+            rec_args += (field, pack_entry(entry))
+            table_adds += (number[entry.input], entry.offset, raw)
         seq_args: list[Any] = []
         for entry in batch.released:  # never one added in this batch (`CommitBatch.released`)
             seq_args += (field_of(entry), entry.seq)
         deleted = [field_of(e) for e in batch.expired]
+        table_releases: list[Any] = []
+        for e in batch.expired:
+            table_releases += (number[e.input], e.offset)
         meta_args: list[Any] = ["scalars", json.dumps(batch.scalars)]
+        if batch.topics:
+            meta_args += ("topics", json.dumps(list(batch.topics)))
         for topic, offset in batch.offsets.items():
             meta_args += (_OFFSET + topic, offset)
         for name, offset in batch.output_start.items():
@@ -163,9 +204,28 @@ class RedisStateStore:
             if values:
                 hll_keys.append(k.hll(index, batch.hll_slice))
                 hll_args += (self._hll_ttl_ms, len(values), *values)
-        sections = [rec_args, seq_args, deleted, meta_args, incr_args, results, dead, trim_args, hll_args]
-        args: list[Any] = [epoch, batch.batch, msgpack.packb(sections, use_bin_type=False)]
-        keys = [k.meta, k.records, k.seqs, *(k.outbox(n) for n in OUTBOXES), *hll_keys]
+        sections = [
+            rec_args,
+            seq_args,
+            deleted,
+            meta_args,
+            incr_args,
+            results,
+            dead,
+            trim_args,
+            hll_args,
+            table_adds,
+            table_releases,
+        ]
+        args: list[Any] = [epoch, batch.batch, msgpack.packb(sections, use_bin_type=False), len(tables)]
+        keys = [
+            k.meta,
+            k.records,
+            k.seqs,
+            *(k.outbox(n) for n in OUTBOXES),
+            *_table_keys(k, tables),
+            *hll_keys,
+        ]
         await _guard(lambda: self._commit(keys=keys, args=args))
 
     async def trim(self, query: str, partition: int, epoch: int, trims: Sequence[Trim]) -> None:
@@ -197,20 +257,36 @@ class RedisStateStore:
         return int(info["used_memory"])
 
     async def drop_query(self, query: str) -> int:
-        """Delete the state of every partition of `query`; return how many keys were deleted."""
+        """Delete the state of every partition of `query` and release its references to the shared
+        window tables; return how many keys were deleted."""
         pattern = StateKeys.query_pattern(self.prefix, query)
 
         async def run() -> int:
-            doomed = [
-                key
-                async for key in self._redis.scan_iter(match=pattern, count=1000)
-                if StateKeys.belongs(self.prefix, query, key.decode())
-            ]
-            for start in range(0, len(doomed), 500):
-                await self._redis.unlink(*doomed[start : start + 500])
-            return len(doomed)
+            doomed: dict[int, list[bytes]] = {}
+            async for key in self._redis.scan_iter(match=pattern, count=1000):
+                partition = StateKeys.partition_of(self.prefix, query, key.decode())
+                if partition is not None:
+                    doomed.setdefault(partition, []).append(key)
+            for partition in doomed:
+                k = self.keys(query, partition)
+                topics_json = await self._redis.hget(k.meta, "topics")
+                if topics_json is None:
+                    continue
+                topics = json.loads(topics_json)
+                tables = list(dict.fromkeys(topics))
+                keys = [k.meta, k.records, k.seqs, *(k.outbox(n) for n in OUTBOXES), *_table_keys(k, tables)]
+                await self._drop(keys=keys, args=[tables.index(t) + 1 for t in topics])
+            flat = [key for keys in doomed.values() for key in keys]
+            for start in range(0, len(flat), 500):
+                await self._redis.unlink(*flat[start : start + 500])
+            return len(flat)
 
         return await _guard(run)
+
+
+def _table_keys(k: StateKeys, tables: Sequence[str]) -> list[str]:
+    """Return the key of each table, in the scripts' order (topic t at KEYS[5 + t])."""
+    return [k.table(topic) for topic in tables]
 
 
 def _trim_args(trims: Sequence[Trim]) -> list[Any]:

@@ -1,12 +1,20 @@
-"""The Redis keys of one operator's state, hash-tagged by (query, partition) for Redis Cluster.
+"""The Redis keys of the state of one partition: each query's operator state and the shared window
+tables of the topics it reads, all hash-tagged by partition so that one Lua script may touch them in
+Redis Cluster (a batch commits a query's delta and its share of the tables together).
 
 >>> k = StateKeys("streamjoin:", "flows", 3)
 >>> k.meta
-'streamjoin:state:{flows:3}:meta'
+'streamjoin:{3}:state:flows:meta'
 >>> k.outbox("results")
-'streamjoin:state:{flows:3}:outbox:results'
+'streamjoin:{3}:state:flows:outbox:results'
+>>> k.table("clicks")
+'streamjoin:{3}:table:clicks'
 >>> print(StateKeys.query_pattern("streamjoin:", "fl*ws"))
-streamjoin:state:{fl\\*ws:*
+streamjoin:{*}:state:fl\\*ws:*
+>>> StateKeys.partition_of("streamjoin:", "flows", "streamjoin:{3}:state:flows:hll:0:12")
+3
+>>> StateKeys.partition_of("streamjoin:", "flows", "streamjoin:{3}:state:flows:x:meta") is None
+True
 """
 
 from __future__ import annotations
@@ -17,11 +25,14 @@ from dataclasses import dataclass
 __all__ = ["StateKeys"]
 
 _GLOB_SPECIAL = re.compile(r"([*?\[\]\\])")
+# What follows `state:<query>:` in a key of that query; nothing else, so that the keys of a query
+# whose name extends another's ("flows:x") never pass for the shorter one's.
+_SUFFIX = re.compile(r"(?:meta|rec|seq|outbox:(?:results|dead)|hll:\d+:\d+)")
 
 
 @dataclass(frozen=True, slots=True)
 class StateKeys:
-    """Every key of the state of `query`'s `partition` (all in one Redis Cluster slot)."""
+    """Every key of the state of `query`'s `partition`, and of the window tables it shares."""
 
     prefix: str
     query: str
@@ -29,7 +40,7 @@ class StateKeys:
 
     @property
     def _base(self) -> str:
-        return f"{self.prefix}state:{{{self.query}:{self.partition}}}:"
+        return f"{self.prefix}{{{self.partition}}}:state:{self.query}:"
 
     @property
     def meta(self) -> str:
@@ -38,7 +49,8 @@ class StateKeys:
 
     @property
     def records(self) -> str:
-        """Return the hash `input:offset` -> packed entry (timestamp, size, filter, seq, raw record)."""
+        """Return the hash `input:offset` -> entry header (timestamp, size, filter, seq) of the query's
+        window and reorder-buffer entries; the record bytes are in the shared table (`table`)."""
         return self._base + "rec"
 
     @property
@@ -54,17 +66,25 @@ class StateKeys:
         """Return the HyperLogLog of join-key values of one input over one slice of time."""
         return self._base + f"hll:{input_index}:{slice_number}"
 
-    @staticmethod
-    def query_pattern(prefix: str, query: str) -> str:
-        """Return a SCAN pattern matching every state key of every partition of `query`."""
-        escaped = _GLOB_SPECIAL.sub(r"\\\1", query)
-        return f"{prefix}state:{{{escaped}:*"
+    def table(self, topic: str) -> str:
+        """Return the window table of `topic` on this partition, shared by every query reading it:
+        offset -> `<references>|<record bytes>`, one copy however many entries hold the record."""
+        return f"{self.prefix}{{{self.partition}}}:table:{topic}"
 
     @staticmethod
-    def belongs(prefix: str, query: str, key: str) -> bool:
-        """Return True if `key` is a state key of `query` (not of a query whose name extends it)."""
-        head = f"{prefix}state:{{{query}:"
-        if not key.startswith(head):
-            return False
-        partition, sep, _ = key[len(head) :].partition("}:")
-        return bool(sep) and partition.isdigit()
+    def query_pattern(prefix: str, query: str) -> str:
+        """Return a SCAN pattern matching every state key of every partition of `query` (and maybe
+        keys of queries whose names extend it: check with `partition_of`)."""
+        escaped = _GLOB_SPECIAL.sub(r"\\\1", query)
+        return f"{prefix}{{*}}:state:{escaped}:*"
+
+    @staticmethod
+    def partition_of(prefix: str, query: str, key: str) -> int | None:
+        """Return the partition of `key` if it is a state key of `query`, else None."""
+        if not key.startswith(prefix + "{"):
+            return None
+        partition, sep, rest = key[len(prefix) + 1 :].partition("}:state:")
+        head = query + ":"
+        if not sep or not partition.isdigit() or not rest.startswith(head):
+            return None
+        return int(partition) if _SUFFIX.fullmatch(rest[len(head) :]) else None

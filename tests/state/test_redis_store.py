@@ -1,0 +1,173 @@
+"""`RedisStateStore` against the real embedded Redis: the window table shared by the queries of a topic.
+
+A record is stored once per (topic, partition) however many queries (or inputs of one query) hold
+it, and goes when the last holder expires it or is dropped; every query's checkpoint still reads
+its own entries back whole.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Callable, Coroutine
+from typing import Any, cast
+
+from redis.asyncio import Redis
+
+from streamjoin.engine.entry import Entry
+from streamjoin.state.base import CommitBatch, FencedError
+from streamjoin.state.redis import RedisStateStore, StateKeys
+
+P = 2
+TOPIC = "clicks"
+
+
+def _entry(input_index: int, offset: int) -> Entry:
+    return Entry(input_index, P, offset, 1_000 + offset, {"k": offset % 3, "i": offset}, size=20)
+
+
+def _raw(offset: int) -> bytes:
+    return b'{"k": %d, "i": %d}' % (offset % 3, offset)
+
+
+def _run(test: Callable[[RedisStateStore, Redis], Coroutine[Any, Any, None]], url: str) -> None:
+    async def run() -> None:
+        store = RedisStateStore(url, prefix=f"t{uuid.uuid4().hex[:8]}:")
+        r = Redis.from_url(url)
+        try:
+            await test(store, r)
+        finally:
+            await store.aclose()
+            await r.aclose()
+
+    asyncio.run(run())
+
+
+async def _commit(
+    store: RedisStateStore,
+    query: str,
+    epoch: int,
+    batch: int,
+    topics: tuple[str, ...],
+    added: list[Entry] = [],  # noqa: B006 (never mutated)
+    expired: list[Entry] = [],  # noqa: B006
+) -> None:
+    await store.commit(
+        query,
+        P,
+        epoch,
+        CommitBatch(
+            batch=batch,
+            offsets={t: 100 for t in topics},
+            scalars={},
+            added=[(e, _raw(e.offset)) for e in added],
+            expired=expired,
+            topics=topics,
+        ),
+    )
+
+
+Table = tuple[dict[int, bytes], dict[int, int]]
+
+
+async def _table(store: RedisStateStore, r: Redis, topic: str = TOPIC) -> Table:
+    """Return the shared table of `topic` on partition P: (offset -> bytes, offset -> references)."""
+    stored = await r.hgetall(store.keys("", P).table(topic))
+    raw, refs = {}, {}
+    for f, v in stored.items():
+        count, _, record = cast(bytes, v).partition(b"|")
+        raw[int(f)], refs[int(f)] = record, int(count)
+    return raw, refs
+
+
+def test_two_queries_share_one_copy_until_both_expire(redis_server: str) -> None:
+    async def test(store: RedisStateStore, r: Redis) -> None:
+        one = (TOPIC, "other")
+        e1 = await store.claim("q1", P, "w", one)
+        e2 = await store.claim("q2", P, "w", (TOPIC,))
+        q1 = [_entry(0, o) for o in range(5)] + [_entry(1, 7)]
+        q2 = [_entry(0, o) for o in range(3, 8)]
+        await _commit(store, "q1", e1.epoch, 1, one, added=q1)
+        await _commit(store, "q2", e2.epoch, 1, (TOPIC,), added=q2)
+        raw, refs = await _table(store, r)
+        assert raw == {o: _raw(o) for o in range(8)}  # one copy each
+        assert refs == {0: 1, 1: 1, 2: 1, 3: 2, 4: 2, 5: 1, 6: 1, 7: 1}
+        assert (await _table(store, r, "other"))[1] == {7: 1}
+
+        # q1 expires 0..4: what q2 still holds stays
+        await _commit(store, "q1", e1.epoch, 2, one, expired=q1[:5])
+        raw, refs = await _table(store, r)
+        assert sorted(raw) == [3, 4, 5, 6, 7] and refs == {3: 1, 4: 1, 5: 1, 6: 1, 7: 1}
+        # each query reads its own entries back, records from the shared table
+        back = await store.claim("q2", P, "w2", (TOPIC,))
+        assert sorted((e.offset, e.ts, e.record["i"]) for e in back.entries) == [
+            (o, 1_000 + o, o) for o in range(3, 8)
+        ]
+        assert back.raws == {(0, o): _raw(o) for o in range(3, 8)}
+        left = await store.claim("q1", P, "w2", one)
+        assert [(e.input, e.offset) for e in left.entries] == [(1, 7)]
+        assert left.raws == {(1, 7): _raw(7)}
+
+        await _commit(store, "q2", back.epoch, 2, (TOPIC,), expired=q2)
+        assert await _table(store, r) == ({}, {})
+
+    _run(test, redis_server)
+
+
+def test_a_self_join_holds_a_record_twice(redis_server: str) -> None:
+    async def test(store: RedisStateStore, r: Redis) -> None:
+        topics = (TOPIC, TOPIC)
+        c = await store.claim("self", P, "w", topics)
+        a, b = _entry(0, 4), _entry(1, 4)
+        await _commit(store, "self", c.epoch, 1, topics, added=[a, b])
+        assert await _table(store, r) == ({4: _raw(4)}, {4: 2})
+        await _commit(store, "self", c.epoch, 2, topics, expired=[a])
+        assert await _table(store, r) == ({4: _raw(4)}, {4: 1})
+        back = await store.claim("self", P, "w", topics)
+        assert [(e.input, e.offset) for e in back.entries] == [(1, 4)]
+        await _commit(store, "self", back.epoch, 3, topics, expired=[b])
+        assert await _table(store, r) == ({}, {})
+
+    _run(test, redis_server)
+
+
+def test_dropping_a_query_releases_its_references_only(redis_server: str) -> None:
+    async def test(store: RedisStateStore, r: Redis) -> None:
+        # "q:rec" extends the name "q" with what looks like one of its key suffixes
+        names = ("q", "q:rec", "q2")
+        claims = {n: await store.claim(n, P, "w", (TOPIC,)) for n in names}
+        held = {"q": range(0, 6), "q:rec": range(4, 8), "q2": range(5, 9)}
+        for n in names:
+            await _commit(store, n, claims[n].epoch, 1, (TOPIC,), added=[_entry(0, o) for o in held[n]])
+        assert (await _table(store, r))[1] == {0: 1, 1: 1, 2: 1, 3: 1, 4: 2, 5: 3, 6: 2, 7: 2, 8: 1}
+
+        assert await store.drop_query("q") > 0
+        raw, refs = await _table(store, r)
+        assert refs == {4: 1, 5: 2, 6: 2, 7: 2, 8: 1} and sorted(raw) == [4, 5, 6, 7, 8]
+        keys = [k.decode() async for k in r.scan_iter(match=store.prefix + "*")]
+        assert not [k for k in keys if StateKeys.partition_of(store.prefix, "q", k) is not None]
+        for n in ("q:rec", "q2"):  # the others are whole
+            back = await store.claim(n, P, "w2", (TOPIC,))
+            assert sorted(e.offset for e in back.entries) == list(held[n])
+        # a zombie of the dropped query cannot write again
+        try:
+            await _commit(store, "q", claims["q"].epoch, 2, (TOPIC,), added=[_entry(0, 9)])
+        except FencedError:
+            pass
+        else:
+            raise AssertionError("a commit of a dropped query was accepted")
+        assert 9 not in (await _table(store, r))[1]
+
+        await store.drop_query("q2")
+        await store.drop_query("q:rec")
+        await store.drop_query("q:rec")  # idempotent
+        assert await _table(store, r) == ({}, {})
+        assert not [k async for k in r.scan_iter(match=store.prefix + "*")]
+
+    _run(test, redis_server)
+
+
+def test_keys_of_a_longer_name_are_not_the_shorter_ones() -> None:
+    assert StateKeys.partition_of("p:", "q", StateKeys("p:", "q:rec", 1).meta) is None
+    assert StateKeys.partition_of("p:", "q", StateKeys("p:", "q", 1).hll(0, 5)) == 1
+    assert StateKeys.partition_of("p:", "q:rec", StateKeys("p:", "q:rec", 1).records) == 1
