@@ -47,7 +47,8 @@ async def _references(
                 pipe.hget(k.meta, "topics")
                 pipe.hkeys(k.records)
             for topic in topics:
-                pipe.hgetall(StateKeys(prefix, "", p).table(topic))
+                pipe.hkeys(StateKeys(prefix, "", p).table(topic))
+                pipe.hgetall(StateKeys(prefix, "", p).table_counts(topic))
         replies = iter(await pipe.execute())
     out = {t: (Counter[tuple[int, int]](), Counter[tuple[int, int]]()) for t in topics}
     for p in range(PARTITIONS):
@@ -57,8 +58,10 @@ async def _references(
                 index, offset = (int(x) for x in field.split(b":"))
                 out[inputs[index]][1][(p, offset)] += 1
         for topic in topics:
-            for offset, value in next(replies).items():  # `<references>|<record bytes>`
-                out[topic][0][(p, int(offset))] = int(value.split(b"|", 1)[0])
+            records, counts = next(replies), next(replies)  # no count: one holder
+            assert set(counts) <= set(records)
+            for offset in records:
+                out[topic][0][(p, int(offset))] = int(counts.get(offset, 1))
     return list(out.values())
 
 

@@ -72,11 +72,11 @@ Table = tuple[dict[int, bytes], dict[int, int]]
 
 async def _table(store: RedisStateStore, r: Redis, topic: str = TOPIC) -> Table:
     """Return the shared table of `topic` on partition P: (offset -> bytes, offset -> references)."""
-    stored = await r.hgetall(store.keys("", P).table(topic))
-    raw, refs = {}, {}
-    for f, v in stored.items():
-        count, _, record = cast(bytes, v).partition(b"|")
-        raw[int(f)], refs[int(f)] = record, int(count)
+    k = store.keys("", P)
+    raw = {int(f): cast(bytes, v) for f, v in (await r.hgetall(k.table(topic))).items()}
+    counts = {int(f): int(v) for f, v in (await r.hgetall(k.table_counts(topic))).items()}
+    assert set(counts) <= set(raw) and min(counts.values(), default=2) >= 2  # no count: one holder
+    refs = {offset: counts.get(offset, 1) for offset in raw}
     return raw, refs
 
 

@@ -6,8 +6,9 @@ counters, the inputs' topics), `rec` (the window and reorder-buffer entries, `in
 entry header), `seq` (release numbers of entries released after their batch), `outbox:results` and
 `outbox:dead` (committed, unpublished output records), `hll:{input}:{slice}` (HyperLogLogs of
 join-key values). Per (topic, partition), shared by every query reading the topic: `table:{topic}`
-(offset -> `<entries holding it>|<record bytes>`), so a record is stored once however many queries
-hold it, for as long as the longest-holding one does (the largest window asking for it).
+(offset -> record bytes) and `table:{topic}:counts` (offset -> entries holding it, for records held
+more than once), so a record is stored once however many queries hold it, for as long as the
+longest-holding one does (the largest window asking for it).
 """
 
 from __future__ import annotations
@@ -160,10 +161,10 @@ class RedisStateStore:
 
         found: dict[tuple[int, int], bytes] = {}
         for items, values in zip(by_topic.values(), await _guard(run), strict=True):
-            for item, value in zip(items, values, strict=True):
-                if value is None:
+            for item, raw in zip(items, values, strict=True):
+                if raw is None:
                     raise RuntimeError(f"record {item} of {k.query}[{k.partition}] is missing from its table")
-                found[item] = value.split(b"|", 1)[1]  # `<references>|<record bytes>`
+                found[item] = raw
         return found
 
     async def commit(self, query: str, partition: int, epoch: int, batch: CommitBatch) -> None:
@@ -172,18 +173,21 @@ class RedisStateStore:
         tables = list(dict.fromkeys(batch.topics))
         number = [tables.index(t) + 1 for t in batch.topics]  # input -> 1-based topic number
         rec_args: list[Any] = []
-        table_adds: list[Any] = []
+        # Offsets go as text: Lua would format a number for every Redis call that names it.
+        adds: dict[int, tuple[list[bytes], list[bytes]]] = {}
         for entry, raw in batch.added:
-            field = field_of(entry)
-            rec_args += (field, pack_entry(entry))
-            table_adds += (number[entry.input], entry.offset, raw)
+            rec_args += (field_of(entry), pack_entry(entry))
+            offsets, pairs = adds.setdefault(number[entry.input], ([], []))
+            offset_text = b"%d" % entry.offset
+            offsets.append(offset_text)
+            pairs += (offset_text, raw)
         seq_args: list[Any] = []
         for entry in batch.released:  # never one added in this batch (`CommitBatch.released`)
             seq_args += (field_of(entry), entry.seq)
         deleted = [field_of(e) for e in batch.expired]
-        table_releases: list[Any] = []
+        releases: dict[int, list[bytes]] = {}
         for e in batch.expired:
-            table_releases += (number[e.input], e.offset)
+            releases.setdefault(number[e.input], []).append(b"%d" % e.offset)
         meta_args: list[Any] = ["scalars", json.dumps(batch.scalars)]
         if batch.topics:
             meta_args += ("topics", json.dumps(list(batch.topics)))
@@ -214,8 +218,8 @@ class RedisStateStore:
             dead,
             trim_args,
             hll_args,
-            table_adds,
-            table_releases,
+            [[t, offsets, pairs] for t, (offsets, pairs) in adds.items()],
+            [[t, offsets] for t, offsets in releases.items()],
         ]
         args: list[Any] = [epoch, batch.batch, msgpack.packb(sections, use_bin_type=False), len(tables)]
         keys = [
@@ -285,8 +289,8 @@ class RedisStateStore:
 
 
 def _table_keys(k: StateKeys, tables: Sequence[str]) -> list[str]:
-    """Return the key of each table, in the scripts' order (topic t at KEYS[5 + t])."""
-    return [k.table(topic) for topic in tables]
+    """Return (records, counts) of each table, in the scripts' order (topic t at KEYS[4 + 2t], 5 + 2t)."""
+    return [key for topic in tables for key in (k.table(topic), k.table_counts(topic))]
 
 
 def _trim_args(trims: Sequence[Trim]) -> list[Any]:

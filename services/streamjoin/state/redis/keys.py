@@ -7,8 +7,8 @@ Redis Cluster (a batch commits a query's delta and its share of the tables toget
 'streamjoin:{3}:state:flows:meta'
 >>> k.outbox("results")
 'streamjoin:{3}:state:flows:outbox:results'
->>> k.table("clicks")
-'streamjoin:{3}:table:clicks'
+>>> k.table("clicks"), k.table_counts("clicks")
+('streamjoin:{3}:table:clicks', 'streamjoin:{3}:table:clicks:counts')
 >>> print(StateKeys.query_pattern("streamjoin:", "fl*ws"))
 streamjoin:{*}:state:fl\\*ws:*
 >>> StateKeys.partition_of("streamjoin:", "flows", "streamjoin:{3}:state:flows:hll:0:12")
@@ -68,8 +68,13 @@ class StateKeys:
 
     def table(self, topic: str) -> str:
         """Return the window table of `topic` on this partition, shared by every query reading it:
-        offset -> `<references>|<record bytes>`, one copy however many entries hold the record."""
+        offset -> record bytes, one copy however many entries hold the record."""
         return f"{self.prefix}{{{self.partition}}}:table:{topic}"
+
+    def table_counts(self, topic: str) -> str:
+        """Return offset -> how many entries hold the record, for records held more than once (a
+        record of the table without a count has one holder)."""
+        return f"{self.prefix}{{{self.partition}}}:table:{topic}:counts"
 
     @staticmethod
     def query_pattern(prefix: str, query: str) -> str:

@@ -13,10 +13,12 @@ OUTBOXES: tuple[str, ...] = ("results", "dead")
 """The outboxes of an operator, in the order of their keys (KEYS[4], KEYS[5])."""
 
 # The shared window tables of the query's topics follow the five operator keys: topic t (1-based)
-# at KEYS[5 + t], offset -> `<references>|<record bytes>`. A record is written with its first
-# reference and deleted with its last one. The count lives in the value (a hash of its own cost
-# about 70 bytes per record) and is read and written in bulk (HMGET, HSET, HDEL per topic and
-# batch): a Redis call per record cost 2-4 µs of Redis CPU per record.
+# has its records at KEYS[4 + 2t] (offset -> record bytes) and, for records held by more than one
+# entry, their reference counts at KEYS[5 + 2t] (no count: one holder). A record is written with
+# its first reference and deleted with its last one. Work is per topic and batch (HMGET, HSET,
+# HDEL): a Redis call per record cost 2-4 µs of Redis CPU per record, and a count stored with every
+# record about 70 bytes. Arguments come grouped by topic: {t, offsets, offset/bytes pairs} to add,
+# {t, offsets} to release.
 _TABLES = """
 local function each(cmd, key, t, step)
   local n = #t
@@ -27,66 +29,87 @@ local function each(cmd, key, t, step)
     s = e + 1
   end
 end
--- (count, '|' .. bytes) of each stored value of `offsets`; (0, nil) where there is none
-local function stored(key, offsets)
-  local counts, rests = {}, {}
-  local n = #offsets
+local function hmget(key, fields)
+  local out = {}
+  local n = #fields
   local s = 1
   while s <= n do
     local e = math.min(s + 3999, n)
-    local got = redis.call('HMGET', key, unpack(offsets, s, e))
-    for i = 1, #got do
-      local v = got[i]
-      if v then
-        local bar = string.find(v, '|', 1, true)
-        counts[s + i - 1] = tonumber(string.sub(v, 1, bar - 1))
-        rests[s + i - 1] = string.sub(v, bar)
-      else
-        counts[s + i - 1] = 0
-      end
-    end
+    local got = redis.call('HMGET', key, unpack(fields, s, e))
+    for i = 1, #got do out[s + i - 1] = got[i] end
     s = e + 1
   end
-  return counts, rests
+  return out
 end
--- items: flat list of `width`-tuples (topic number, offset, ...): start index of each, by topic
-local function by_topic(items, width)
-  local groups = {}
-  for j = 1, #items, width do
-    local t = items[j]
-    local g = groups[t]
-    if g == nil then g = {} groups[t] = g end
-    g[#g + 1] = j
+-- new references in { offsets[i] } with the bytes at pairs[2i]
+local function table_add(t, offsets, pairs_)
+  local records, counts = KEYS[4 + 2 * t], KEYS[5 + 2 * t]
+  local present = hmget(records, offsets)
+  local seen, shared = {}, false
+  for i, off in ipairs(offsets) do
+    if present[i] or seen[off] then shared = true break end
+    seen[off] = true
   end
-  return groups
+  if not shared then  -- each record new and once: the usual case
+    each('HSET', records, pairs_, 4000)
+    return
+  end
+  local extra, fresh, order = {}, {}, {}
+  for i, off in ipairs(offsets) do
+    if extra[off] == nil then
+      order[#order + 1] = off
+      if present[i] then extra[off] = 1 else
+        extra[off] = 0
+        fresh[#fresh + 1] = off
+        fresh[#fresh + 1] = pairs_[2 * i]
+      end
+    else
+      extra[off] = extra[off] + 1
+    end
+  end
+  each('HSET', records, fresh, 4000)
+  local old = hmget(counts, order)
+  local set = {}
+  for i, off in ipairs(order) do
+    if extra[off] > 0 then
+      set[#set + 1] = off
+      set[#set + 1] = (tonumber(old[i]) or 1) + extra[off]
+    end
+  end
+  each('HSET', counts, set, 4000)
 end
--- adds: (topic number, offset, record bytes) triples; releases: (topic number, offset) pairs
-local function table_change(items, width, delta)
-  for t, starts in pairs(by_topic(items, width)) do
-    local offsets = {}
-    for i, j in ipairs(starts) do offsets[i] = items[j + 1] end
-    local old, old_rest = stored(KEYS[5 + t], offsets)
-    local count, rest = {}, {}
-    for i, j in ipairs(starts) do
-      local off = offsets[i]
-      if count[off] == nil then
-        count[off] = old[i]
-        rest[off] = old_rest[i] or (width == 3 and '|' .. items[j + 2]) or nil
-      end
-      count[off] = count[off] + delta
-    end
-    local kept, gone = {}, {}
-    for off, c in pairs(count) do
-      if c > 0 and rest[off] ~= nil then
-        kept[#kept + 1] = off
-        kept[#kept + 1] = tostring(c) .. rest[off]
-      else
-        gone[#gone + 1] = off
-      end
-    end
-    each('HSET', KEYS[5 + t], kept, 4000)
-    each('HDEL', KEYS[5 + t], gone, 4000)
+local function table_release(t, offsets)
+  local records, counts = KEYS[4 + 2 * t], KEYS[5 + 2 * t]
+  local old = hmget(counts, offsets)
+  local seen, shared = {}, false
+  for i, off in ipairs(offsets) do
+    if old[i] or seen[off] then shared = true break end
+    seen[off] = true
   end
+  if not shared then  -- each record's last holder, once: the usual case
+    each('HDEL', records, offsets, 4000)
+    return
+  end
+  local left, order = {}, {}
+  for i, off in ipairs(offsets) do
+    if left[off] == nil then
+      order[#order + 1] = off
+      left[off] = tonumber(old[i]) or 1
+    end
+    left[off] = left[off] - 1
+  end
+  local gone, set, unshared = {}, {}, {}
+  for _, off in ipairs(order) do
+    local c = left[off]
+    if c <= 0 then gone[#gone + 1] = off end
+    if c <= 1 then unshared[#unshared + 1] = off else
+      set[#set + 1] = off
+      set[#set + 1] = c
+    end
+  end
+  each('HDEL', records, gone, 4000)
+  each('HDEL', counts, unshared, 4000)
+  each('HSET', counts, set, 4000)
 end
 """
 
@@ -114,11 +137,11 @@ local function trim(name, seq, off)
 end
 """
 
-# KEYS: meta, rec, seq, outbox:results, outbox:dead, the table of each topic, hll keys...
+# KEYS: meta, rec, seq, outbox:results, outbox:dead, (records, counts) of each topic's table, hll keys...
 # ARGV: epoch, batch, one MessagePack array of eleven arrays, and the number of topics. The arrays:
 #       rec field/header pairs, seq pairs, deleted fields, meta pairs, counter increments (pairs),
 #       results, dead letters, trim triples, hll groups (ttl, count, values...), table additions
-#       (topic, offset, bytes), table releases (topic, offset). One packed argument instead of
+#       and table releases (grouped by topic, see `_TABLES`). One packed argument instead of
 #       thousands: redis-py's per-argument encoding cost more than the whole script.
 COMMIT = (
     _COMMON
@@ -148,11 +171,11 @@ if #d[7] > 0 then
 end
 local t = d[8]
 for j = 1, #t, 3 do trim(t[j], tonumber(t[j + 1]), t[j + 2]) end
-table_change(d[10], 3, 1)
-table_change(d[11], 2, -1)
+for _, g in ipairs(d[10]) do table_add(g[1], g[2], g[3]) end
+for _, g in ipairs(d[11]) do table_release(g[1], g[2]) end
 local h = d[9]
 local i = 1
-local k = 6 + tonumber(ARGV[4])
+local k = 6 + 2 * tonumber(ARGV[4])
 while i <= #h do
   local ttl = h[i]
   local c = h[i + 1]
@@ -182,7 +205,7 @@ return 1
 """
 )
 
-# KEYS: meta, rec, seq, outbox:results, outbox:dead, the table of each topic;
+# KEYS: meta, rec, seq, outbox:results, outbox:dead, (records, counts) of each topic's table;
 # ARGV: the topic number (1-based) of each input, in input order. Releases every table reference of
 # the query's entries on this partition and deletes its operator keys (HyperLogLogs are the
 # caller's); fences any later commit of a zombie owner (its epoch is gone with `meta`).
@@ -195,11 +218,11 @@ for _, f in ipairs(fields) do
   local input, offset = string.match(f, '^(%d+):(%d+)$')
   local t = tonumber(ARGV[tonumber(input) + 1])
   if t ~= nil then
-    releases[#releases + 1] = t
-    releases[#releases + 1] = tonumber(offset)
+    if releases[t] == nil then releases[t] = {} end
+    releases[t][#releases[t] + 1] = offset
   end
 end
-table_change(releases, 2, -1)
+for t, offsets in pairs(releases) do table_release(t, offsets) end
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
 return #fields
 """
