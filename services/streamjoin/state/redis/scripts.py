@@ -41,16 +41,20 @@ local function hmget(key, fields)
   end
   return out
 end
+-- true when no offset has a stored value (`found`, from HMGET) and none comes twice
+local function lone(offsets, found)
+  local seen = {}
+  for i, off in ipairs(offsets) do
+    if found[i] or seen[off] then return false end
+    seen[off] = true
+  end
+  return true
+end
 -- new references in { offsets[i] } with the bytes at pairs[2i]
 local function table_add(t, offsets, pairs_)
   local records, counts = KEYS[4 + 2 * t], KEYS[5 + 2 * t]
   local present = hmget(records, offsets)
-  local seen, shared = {}, false
-  for i, off in ipairs(offsets) do
-    if present[i] or seen[off] then shared = true break end
-    seen[off] = true
-  end
-  if not shared then  -- each record new and once: the usual case
+  if lone(offsets, present) then  -- each record new and once: the usual case
     each('HSET', records, pairs_, 4000)
     return
   end
@@ -81,12 +85,7 @@ end
 local function table_release(t, offsets)
   local records, counts = KEYS[4 + 2 * t], KEYS[5 + 2 * t]
   local old = hmget(counts, offsets)
-  local seen, shared = {}, false
-  for i, off in ipairs(offsets) do
-    if old[i] or seen[off] then shared = true break end
-    seen[off] = true
-  end
-  if not shared then  -- each record's last holder, once: the usual case
+  if lone(offsets, old) then  -- each record's last holder, once: the usual case
     each('HDEL', records, offsets, 4000)
     return
   end
