@@ -11,6 +11,7 @@ import asyncio
 import json
 import random
 import sys
+import threading
 import time
 import uuid
 from collections import Counter
@@ -136,6 +137,28 @@ def produce(bootstrap: str, topics: Mapping[str, str], items: Sequence[tuple[str
     left = producer.flush(60)
     assert left == 0 and not failures, f"produce failed: {left} left, {failures[:3]}"
     return [e for e in events if e is not None]
+
+
+class ChunkedProducer(threading.Thread):
+    """Produce a workload in chunks with pauses, so crashes land while records keep arriving."""
+
+    def __init__(
+        self, bootstrap: str, topics: dict[str, str], w: Workload, chunks: int, pause_s: float
+    ) -> None:
+        super().__init__(daemon=True)
+        self._args = (bootstrap, topics, w, chunks, pause_s)
+        self.events: list[Event] = []
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        bootstrap, topics, w, chunks, pause_s = self._args
+        try:
+            size = -(-len(w.items) // chunks)
+            for start in range(0, len(w.items), size):
+                self.events += produce(bootstrap, topics, w.items[start : start + size])
+                time.sleep(pause_s)
+        except BaseException as exc:
+            self.error = exc
 
 
 def expected_ids(query: QueryDef, events: Sequence[Event]) -> Counter[str]:

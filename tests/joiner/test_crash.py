@@ -5,8 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-import threading
-import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -15,42 +13,17 @@ from typing import Any
 import pytest
 from tests.joiner.conftest import QuerySetup
 from tests.joiner.harness import (
+    ChunkedProducer,
     JoinerProcess,
-    Workload,
     consume_output,
     expected_ids,
     make_workload,
-    produce,
     register_query,
     run_scenario,
     wait_running,
 )
 
-from streamjoin.testing import Event
-
 pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]
-
-
-class ChunkedProducer(threading.Thread):
-    """Produce a workload in chunks with pauses, so crashes land while records keep arriving."""
-
-    def __init__(
-        self, bootstrap: str, topics: dict[str, str], w: Workload, chunks: int, pause_s: float
-    ) -> None:
-        super().__init__(daemon=True)
-        self._args = (bootstrap, topics, w, chunks, pause_s)
-        self.events: list[Event] = []
-        self.error: BaseException | None = None
-
-    def run(self) -> None:
-        bootstrap, topics, w, chunks, pause_s = self._args
-        try:
-            size = -(-len(w.items) // chunks)
-            for start in range(0, len(w.items), size):
-                self.events += produce(bootstrap, topics, w.items[start : start + size])
-                time.sleep(pause_s)
-        except BaseException as exc:
-            self.error = exc
 
 
 def _compare(want: Counter[str], records: list[Any], logs: str) -> None:

@@ -1,14 +1,16 @@
 """Two queries reading the same streams on one worker: one shared window table per topic partition.
 
-Each query's output equals its own oracle (they differ in a window, so the table must keep a record
-for the longer one); Redis holds each record once, referenced by every entry of either query that
-holds it; deleting one query releases exactly its references.
+Each query's output equals its own oracle, exactly once, with the worker SIGKILLed three times while
+records arrive (the queries differ in a window, so the table must keep a record for the longer
+one); Redis holds each record once, referenced by every entry of either query that holds it;
+deleting one query releases exactly its references.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import random
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -17,11 +19,11 @@ import pytest
 from redis.asyncio import Redis
 from tests.joiner.conftest import QuerySetup
 from tests.joiner.harness import (
+    ChunkedProducer,
     JoinerProcess,
     consume_output,
     expected_ids,
     make_workload,
-    produce,
     register_query,
     run_scenario,
     wait_running,
@@ -31,7 +33,7 @@ from streamjoin.query.parse import parse_query
 from streamjoin.registry import RegistryStore
 from streamjoin.state.redis import StateKeys
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]
 PARTITIONS = 2
 
 
@@ -83,6 +85,7 @@ def test_queries_of_one_stream_share_its_window_table(
     second["inputs"][0]["window"] = {"range": 25}  # a: 60 in the first query
     queries = [w.query_json, second]
     joiner = JoinerProcess(tmp_path, kafka_broker, redis_server, group=s.group, prefix=s.prefix)
+    rng = random.Random(3)
 
     async def scenario() -> list[tuple[Counter[tuple[int, int]], Counter[tuple[int, int]]]]:
         for q in queries:
@@ -90,11 +93,20 @@ def test_queries_of_one_stream_share_its_window_table(
         joiner.start()
         for q in queries:
             await wait_running(redis_server, s.prefix, q["name"], PARTITIONS)
-        events = produce(kafka_broker, s.topics, w.items)
+        # The worker is SIGKILLed while records arrive: references come back from Redis with the
+        # entries, never counted twice or lost.
+        producer = ChunkedProducer(kafka_broker, s.topics, w, chunks=8, pause_s=1.0)
+        producer.start()
+        for _ in range(3):
+            await asyncio.sleep(rng.uniform(0.5, 2.5))
+            joiner.kill()
+            joiner.start()
+        producer.join(timeout=120)
+        assert producer.error is None and not producer.is_alive()
         for q in queries:
-            want = expected_ids(parse_query(q), events)
+            want = expected_ids(parse_query(q), producer.events)
             records = await consume_output(
-                kafka_broker, q["output"]["topic"], want=sum(want.values()), timeout_s=60
+                kafka_broker, q["output"]["topic"], want=sum(want.values()), timeout_s=120, quiet_s=4
             )
             got = Counter(json.loads(r.value)["id"] for r in records)
             assert sum(want.values()) > 100
