@@ -35,11 +35,11 @@ def publish_stats(api: ApiServer, query: str = "q") -> None:
             "latency_seconds": histogram.as_json(),
             "observed_cost": 10.5,
         }
-        streams = {
-            "a": WindowStats(
-                records=3, bytes=300, distinct_keys=2, arrivals=11, expirations=8, late=1, probes=4
-            ),
-            "b": WindowStats(records=5, bytes=500, distinct_keys=4, arrivals=13, comparisons=9),
+        a = WindowStats(records=3, bytes=300, distinct_keys=2, arrivals=11, expirations=8, late=1, probes=4)
+        b = WindowStats(records=5, bytes=500, distinct_keys=4, arrivals=13, comparisons=9)
+        streams = {  # the worker adds its shared window table's size to each stream's window
+            "a": {**a.as_dict(), "table_records": 6, "table_shared": 2},
+            "b": {**b.as_dict(), "table_records": 5, "table_shared": 0},
         }
         api.call("write_stats", query, partition, operator, streams)
         api.call("set_status", query, partition, worker=f"w{partition}", state="running", partitions=2)

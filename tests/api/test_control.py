@@ -40,6 +40,8 @@ def test_query_window_operator_topic_tables(query: ApiServer) -> None:
 
     window = api.anon.get("/v1/control/windows/q.a").json()["attributes"]
     assert window["window"] == {"range": 100} and window["records"] == 6 and window["expirations"] == 16
+    # the shared window table of the stream's topic, over both partitions
+    assert window["table_records"] == 12 and window["table_shared"] == 4
     assert window["malformed"] == 4 and window["consumer_lag"] == 10 and window["topic"] == "net.a"
     operator = api.anon.get("/v1/control/operators/q").json()["attributes"]
     assert (

@@ -35,6 +35,8 @@ def test_every_statistic_is_exported_with_its_labels(streams: ApiServer) -> None
     assert value("streamjoin_input_records_total", **a0) == 11
     assert value("streamjoin_window_records", **aw0) == 3
     assert value("streamjoin_window_bytes", **aw0) == 300
+    assert value("streamjoin_window_table_records", **aw0) == 6
+    assert value("streamjoin_window_table_shared_records", **aw0) == 2
     assert (
         value("streamjoin_window_distinct_keys", query="q", stream="b", window="ROWS 50", partition="0") == 4
     )

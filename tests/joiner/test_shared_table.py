@@ -14,6 +14,7 @@ import random
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from redis.asyncio import Redis
@@ -67,6 +68,36 @@ async def _references(
     return list(out.values())
 
 
+async def _wait_table_statistics(
+    r: Redis, redis_url: str, prefix: str, queries: list[str], topics: dict[str, str]
+) -> None:
+    """Wait until every query's statistics show, per stream and partition, the size of the shared
+    table of the stream's topic (records, records held more than once); they refresh every second."""
+    last: dict[str, Any] = {}
+    async with RegistryStore(redis_url, prefix=prefix) as registry:
+        for _ in range(50):
+            shown: dict[tuple[str, int, str], tuple[Any, Any]] = {}
+            actual: dict[tuple[str, int, str], tuple[Any, Any]] = {}
+            for q in queries:
+                for st in await registry.read_stats(q):
+                    for stream, topic in topics.items():
+                        window = st.streams.get(stream, {})
+                        shown[(q, st.partition, stream)] = (
+                            window.get("table_records"),
+                            window.get("table_shared"),
+                        )
+                        k = StateKeys(prefix, "", st.partition)
+                        actual[(q, st.partition, stream)] = (
+                            await r.hlen(k.table(topic)),
+                            await r.hlen(k.table_counts(topic)),
+                        )
+            if len(shown) == len(queries) * PARTITIONS * len(topics) and shown == actual:
+                return
+            last = {"shown": shown, "actual": actual}
+            await asyncio.sleep(0.2)
+    raise AssertionError(f"the statistics never showed the shared tables' sizes: {last}")
+
+
 def test_queries_of_one_stream_share_its_window_table(
     query_setup: Callable[[int], QuerySetup],
     make_topic: Callable[..., str],
@@ -118,6 +149,7 @@ def test_queries_of_one_stream_share_its_window_table(
             names = [q["name"] for q in queries]
             topics = list(s.topics.values())
             before = await _references(r, s.prefix, names, topics)
+            await _wait_table_statistics(r, redis_server, s.prefix, names, s.topics)
             async with RegistryStore(redis_server, prefix=s.prefix) as registry:
                 await registry.delete_query(second["name"])
             for _ in range(100):  # the worker drops the deleted query's state

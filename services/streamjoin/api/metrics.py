@@ -63,6 +63,22 @@ CATALOG: tuple[MetricSpec, ...] = (
     MetricSpec("streamjoin_window_records", "gauge", _W, "stream", "records", "Records in the window now."),
     MetricSpec("streamjoin_window_bytes", "gauge", _W, "stream", "bytes", "Bytes the window holds now."),
     MetricSpec(
+        "streamjoin_window_table_records",
+        "gauge",
+        _W,
+        "stream",
+        "table_records",
+        "Records the shared window table of the stream's topic holds now, once for all queries.",
+    ),
+    MetricSpec(
+        "streamjoin_window_table_shared_records",
+        "gauge",
+        _W,
+        "stream",
+        "table_shared",
+        "Records of that table held by more than one window entry.",
+    ),
+    MetricSpec(
         "streamjoin_window_distinct_keys",
         "gauge",
         _W,

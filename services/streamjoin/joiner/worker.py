@@ -367,9 +367,21 @@ class JoinerWorker:
             self.health.ok("faust")
 
     async def _publish_stats(self) -> None:
-        for (q, p), op in list(self._ops.items()):
+        ops = list(self._ops.items())
+        # The shared window tables are the same for every query reading a topic: read each once.
+        tables = await self._store.table_sizes({(p, i.topic) for (_, p), op in ops for i in op.query.inputs})
+        for (q, p), op in ops:
             engine = op.engine
-            streams = engine.stats if engine is not None else {}
+            streams: dict[str, dict[str, object]] = {}
+            if engine is not None:
+                windows = engine.stats
+                for inp in op.query.inputs:
+                    records, shared = tables[(p, inp.topic)]
+                    streams[inp.stream] = {
+                        **windows[inp.stream].as_dict(),
+                        "table_records": records,
+                        "table_shared": shared,
+                    }
             await self._registry.write_stats(q, p, op.stats.operator_json(engine), streams)
 
     async def _replan(self) -> None:

@@ -27,6 +27,8 @@ WINDOW_COUNTERS = (
     "results",
     "late",
     "filtered",
+    "table_records",
+    "table_shared",
 )
 
 

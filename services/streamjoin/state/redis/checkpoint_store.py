@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import msgpack
@@ -259,6 +259,22 @@ class RedisStateStore:
         """Return Redis' `used_memory` in bytes."""
         info = await _guard(lambda: self._redis.info("memory"))
         return int(info["used_memory"])
+
+    async def table_sizes(self, tables: Iterable[tuple[int, str]]) -> dict[tuple[int, str], tuple[int, int]]:
+        """Return (records, records held more than once) of each shared window table, by (partition,
+        topic): one round trip for all of them."""
+        wanted = list(tables)
+
+        async def run() -> list[Any]:
+            async with self._redis.pipeline(transaction=False) as pipe:
+                for partition, topic in wanted:
+                    k = self.keys("", partition)
+                    pipe.hlen(k.table(topic))
+                    pipe.hlen(k.table_counts(topic))
+                return await pipe.execute()
+
+        sizes = await _guard(run)
+        return {t: (int(sizes[2 * i]), int(sizes[2 * i + 1])) for i, t in enumerate(wanted)}
 
     async def drop_query(self, query: str) -> int:
         """Delete the state of every partition of `query` and release its references to the shared
