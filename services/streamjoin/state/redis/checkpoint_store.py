@@ -171,23 +171,27 @@ class RedisStateStore:
         """Apply one batch atomically (idempotent by batch number); raise `FencedError` if not owner."""
         k = self.keys(query, partition)
         tables = list(dict.fromkeys(batch.topics))
-        number = [tables.index(t) + 1 for t in batch.topics]  # input -> 1-based topic number
+        slot = [tables.index(t) for t in batch.topics]  # input -> its table's index
+        # Offsets go as text: Lua would format a number for every Redis call that names it. The
+        # loops run per record, so they spell `field_of` (`input:offset`) out.
+        add_offsets: list[list[bytes]] = [[] for _ in tables]
+        add_pairs: list[list[bytes]] = [[] for _ in tables]
         rec_args: list[Any] = []
-        # Offsets go as text: Lua would format a number for every Redis call that names it.
-        adds: dict[int, tuple[list[bytes], list[bytes]]] = {}
         for entry, raw in batch.added:
-            rec_args += (field_of(entry), pack_entry(entry))
-            offsets, pairs = adds.setdefault(number[entry.input], ([], []))
             offset_text = b"%d" % entry.offset
-            offsets.append(offset_text)
-            pairs += (offset_text, raw)
+            rec_args += (b"%d:%s" % (entry.input, offset_text), pack_entry(entry))
+            t = slot[entry.input]
+            add_offsets[t].append(offset_text)
+            add_pairs[t] += (offset_text, raw)
         seq_args: list[Any] = []
         for entry in batch.released:  # never one added in this batch (`CommitBatch.released`)
             seq_args += (field_of(entry), entry.seq)
-        deleted = [field_of(e) for e in batch.expired]
-        releases: dict[int, list[bytes]] = {}
+        deleted: list[bytes] = []
+        releases: list[list[bytes]] = [[] for _ in tables]
         for e in batch.expired:
-            releases.setdefault(number[e.input], []).append(b"%d" % e.offset)
+            offset_text = b"%d" % e.offset
+            deleted.append(b"%d:%s" % (e.input, offset_text))
+            releases[slot[e.input]].append(offset_text)
         meta_args: list[Any] = ["scalars", json.dumps(batch.scalars)]
         if batch.topics:
             meta_args += ("topics", json.dumps(list(batch.topics)))
@@ -218,8 +222,8 @@ class RedisStateStore:
             dead,
             trim_args,
             hll_args,
-            [[t, offsets, pairs] for t, (offsets, pairs) in adds.items()],
-            [[t, offsets] for t, offsets in releases.items()],
+            [[t + 1, add_offsets[t], add_pairs[t]] for t in range(len(tables)) if add_offsets[t]],
+            [[t + 1, releases[t]] for t in range(len(tables)) if releases[t]],
         ]
         args: list[Any] = [epoch, batch.batch, msgpack.packb(sections, use_bin_type=False), len(tables)]
         keys = [
