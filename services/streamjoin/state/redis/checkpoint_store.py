@@ -114,14 +114,15 @@ class RedisStateStore:
                 return await pipe.execute()
 
         epoch, meta_raw, records, seqs, *pending = await _guard(run)
-        raws = await self._read_tables(k, topics, [parse_field(f) for f in records])
+        fields = [f.decode() for f in records]
+        where = [parse_field(f) for f in fields]
+        raws = await self._read_tables(k, topics, where)
         meta = {key.decode(): value.decode() for key, value in meta_raw.items()}
         seq_of = {f.decode(): int(v) for f, v in seqs.items()}
-        entries = []
-        for f, header in records.items():
-            field = f.decode()
-            raw = raws[parse_field(field)]
-            entries.append(unpack_entry(field, partition, header, raw, seq_of.get(field)))
+        entries = [
+            unpack_entry(f, partition, header, raws[at], seq_of.get(f))
+            for f, at, header in zip(fields, where, records.values(), strict=True)
+        ]
         outboxes = {
             name: OutboxState(
                 seq=int(meta.get(f"{name}:seq", 0)),
@@ -170,8 +171,7 @@ class RedisStateStore:
     async def commit(self, query: str, partition: int, epoch: int, batch: CommitBatch) -> None:
         """Apply one batch atomically (idempotent by batch number); raise `FencedError` if not owner."""
         k = self.keys(query, partition)
-        tables = list(dict.fromkeys(batch.topics))
-        slot = [tables.index(t) for t in batch.topics]  # input -> its table's index
+        tables, slot = _tables_of(batch.topics)
         # Offsets go as text: Lua would format a number for every Redis call that names it. The
         # loops run per record, so they spell `field_of` (`input:offset`) out.
         add_offsets: list[list[bytes]] = [[] for _ in tables]
@@ -296,16 +296,22 @@ class RedisStateStore:
                 topics_json = await self._redis.hget(k.meta, "topics")
                 if topics_json is None:
                     continue
-                topics = json.loads(topics_json)
-                tables = list(dict.fromkeys(topics))
+                tables, slot = _tables_of(json.loads(topics_json))
                 keys = [k.meta, k.records, k.seqs, *(k.outbox(n) for n in OUTBOXES), *_table_keys(k, tables)]
-                await self._drop(keys=keys, args=[tables.index(t) + 1 for t in topics])
+                await self._drop(keys=keys, args=[t + 1 for t in slot])
             flat = [key for keys in doomed.values() for key in keys]
             for start in range(0, len(flat), 500):
                 await self._redis.unlink(*flat[start : start + 500])
             return len(flat)
 
         return await _guard(run)
+
+
+def _tables_of(topics: Sequence[str]) -> tuple[list[str], list[int]]:
+    """Return the distinct topics of the inputs (their tables, in the scripts' order) and the index
+    of each input's table among them."""
+    tables = list(dict.fromkeys(topics))
+    return tables, [tables.index(t) for t in topics]
 
 
 def _table_keys(k: StateKeys, tables: Sequence[str]) -> list[str]:
