@@ -198,6 +198,7 @@ async def throughput(
         started = await wait_running(stack.redis_url, prefix, f"tp{u}")
         pids = {**stack_pids(stack), **{p.name: p.pid for p in procs}}
         cpu_before = {name: cpu_seconds(pid) for name, pid in pids.items()}
+        await redis_command_stats(stack.redis_url, reset=True)
         threads_before = thread_cpu_seconds(procs[0].pid)
         want = expected_results(n)
         consumer = AIOKafkaConsumer(bootstrap_servers=stack.bootstrap)
@@ -220,6 +221,7 @@ async def throughput(
         finally:
             await consumer.stop()
         used = await redis_used(stack.redis_url)
+        scripts = (await redis_command_stats(stack.redis_url)).get("evalsha", {})
     finally:
         stop_workers(procs)
     return {
@@ -233,7 +235,28 @@ async def throughput(
         "worker_0_threads_cpu_seconds": threads,
         "input_per_worker_cpu_s": n / max(sum(v for k, v in cpu.items() if k.startswith("joiner")), 1e-9),
         "redis_used_memory": used,
+        # one EVALSHA per committed batch (plus the few claims): batch size and Redis time per batch
+        "redis_scripts": {
+            "calls": int(scripts.get("calls", 0)),
+            "records_per_call": round(n / max(scripts.get("calls", 0), 1), 1),
+            "us_per_call": scripts.get("usec_per_call", 0.0),
+        },
     }
+
+
+async def redis_command_stats(url: str, *, reset: bool = False) -> dict[str, dict[str, float]]:
+    """Return Redis' per-command statistics (INFO commandstats) by command; `reset` zeroes them."""
+    import redis.asyncio as aioredis
+
+    client = aioredis.from_url(url)
+    try:
+        if reset:
+            await client.config_resetstat()
+            return {}
+        info = await client.info("commandstats")
+        return {name.removeprefix("cmdstat_"): stats for name, stats in info.items()}
+    finally:
+        await client.aclose()
 
 
 async def redis_used(url: str) -> int:

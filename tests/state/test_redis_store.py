@@ -157,12 +157,26 @@ def test_dropping_a_query_releases_its_references_only(redis_server: str) -> Non
         else:
             raise AssertionError("a commit of a dropped query was accepted")
         assert 9 not in (await _table(store, r))[1]
+        # registered again under its name: the new owner's epoch is not the zombie's, so the
+        # zombie's first batch cannot pass for the new incarnation's
+        again = await store.claim("q", P, "w3", (TOPIC,))
+        assert again.epoch != claims["q"].epoch and again.entries == []
+        try:
+            await _commit(store, "q", claims["q"].epoch, 1, (TOPIC,), added=[_entry(0, 9)])
+        except FencedError:
+            pass
+        else:
+            raise AssertionError("a zombie of the dropped incarnation committed into the new one")
+        assert 9 not in (await _table(store, r))[1]
+        assert await store.drop_query("q") > 0
 
         await store.drop_query("q2")
         await store.drop_query("q:rec")
         await store.drop_query("q:rec")  # idempotent
         assert await _table(store, r) == ({}, {})
-        assert not [k async for k in r.scan_iter(match=store.prefix + "*")]
+        # only the partition's epoch counter outlives the queries
+        left = [k async for k in r.scan_iter(match=store.prefix + "*")]
+        assert left == [StateKeys(store.prefix, "", P).epochs.encode()]
 
     _run(test, redis_server)
 

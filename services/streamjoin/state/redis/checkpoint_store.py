@@ -8,7 +8,8 @@ entry header), `seq` (release numbers of entries released after their batch), `o
 join-key values). Per (topic, partition), shared by every query reading the topic: `table:{topic}`
 (offset -> record bytes) and `table:{topic}:counts` (offset -> entries holding it, for records held
 more than once), so a record is stored once however many queries hold it, for as long as the
-longest-holding one does (the largest window asking for it).
+longest-holding one does (the largest window asking for it). Per partition: `epochs`, the counter
+owner epochs are drawn from.
 """
 
 from __future__ import annotations
@@ -105,7 +106,7 @@ class RedisStateStore:
 
         async def run() -> list[Any]:
             async with self._redis.pipeline(transaction=True) as pipe:
-                await self._claim(keys=[k.meta], args=[owner, str(time.time())], client=pipe)
+                await self._claim(keys=[k.meta, k.epochs], args=[owner, str(time.time())], client=pipe)
                 pipe.hgetall(k.meta)
                 pipe.hgetall(k.records)
                 pipe.hgetall(k.seqs)

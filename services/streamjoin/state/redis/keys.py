@@ -7,6 +7,8 @@ Redis Cluster (a batch commits a query's delta and its share of the tables toget
 'streamjoin:{3}:state:flows:meta'
 >>> k.outbox("results")
 'streamjoin:{3}:state:flows:outbox:results'
+>>> k.epochs
+'streamjoin:{3}:epochs'
 >>> k.table("clicks"), k.table_counts("clicks")
 ('streamjoin:{3}:table:clicks', 'streamjoin:{3}:table:clicks:counts')
 >>> print(StateKeys.query_pattern("streamjoin:", "fl*ws"))
@@ -65,6 +67,12 @@ class StateKeys:
     def hll(self, input_index: int, slice_number: int) -> str:
         """Return the HyperLogLog of join-key values of one input over one slice of time."""
         return self._base + f"hll:{input_index}:{slice_number}"
+
+    @property
+    def epochs(self) -> str:
+        """Return the counter every owner epoch of this partition is drawn from (all queries share it,
+        and it outlives them: an epoch is never handed out twice)."""
+        return f"{self.prefix}{{{self.partition}}}:epochs"
 
     def table(self, topic: str) -> str:
         """Return the window table of `topic` on this partition, shared by every query reading it:

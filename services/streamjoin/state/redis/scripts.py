@@ -112,10 +112,18 @@ local function table_release(t, offsets)
 end
 """
 
-# KEYS[1] meta
+# KEYS[1] meta, KEYS[2] the partition's epoch counter. Epochs come from a counter that `DROP` never
+# deletes, so a query deleted and registered again under its name never hands out an epoch that a
+# zombie of the earlier incarnation still holds (a per-query counter would restart at 1 with `meta`).
+# The `max` keeps epochs rising for state written before the counter existed.
 CLAIM = """
-local epoch = redis.call('HINCRBY', KEYS[1], 'epoch', 1)
-redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'claimed_at', ARGV[2])
+local epoch = redis.call('INCR', KEYS[2])
+local held = tonumber(redis.call('HGET', KEYS[1], 'epoch') or '0')
+if epoch <= held then
+  epoch = held + 1
+  redis.call('SET', KEYS[2], epoch)
+end
+redis.call('HSET', KEYS[1], 'epoch', epoch, 'owner', ARGV[1], 'claimed_at', ARGV[2])
 return epoch
 """
 
