@@ -19,6 +19,7 @@ from streamjoin.client_security import aiokafka_options, librdkafka_options
 from streamjoin.joiner.outbox import HEADER_SEQ, parse_sequence_header
 from streamjoin.query.model import StartPosition
 from streamjoin.settings import Settings
+from streamjoin.topics import broker_topics
 
 __all__ = [
     "KafkaClients",
@@ -79,23 +80,26 @@ async def start_consumer(consumer: AIOKafkaConsumer) -> None:
     await asyncio.sleep(0)
 
 
-async def partition_counts(consumer: AIOKafkaConsumer, topics: Iterable[str]) -> dict[str, int]:
+async def partition_counts(
+    consumer: AIOKafkaConsumer, kafka: KafkaClients, topics: Iterable[str]
+) -> dict[str, int]:
     """Return the partition count of each topic that exists (missing topics are left out).
 
-    Topics the consumer's cached metadata does not know are looked up in one fresh metadata request
-    for the whole cluster (`AIOKafkaConsumer` has no public call that refreshes its cache; `topics()`
-    makes the same request but returns only the names).
+    The consumer's cached metadata answers for the topics it knows; the others are looked up in one
+    metadata request of an admin client (`AIOKafkaConsumer` has no public call that refreshes its
+    cache).
     """
     counts: dict[str, int] = {}
-    fresh: Any = None
+    unknown: list[str] = []
     for topic in topics:
         parts = consumer.partitions_for_topic(topic)
         if parts is None:
-            if fresh is None:
-                fresh = await consumer._client.fetch_all_metadata()  # noqa: SLF001 (no public refresh)
-            parts = fresh.partitions_for_topic(topic)
-        if parts:
+            unknown.append(topic)
+        elif parts:
             counts[topic] = len(parts)
+    if unknown:
+        existing = await asyncio.to_thread(broker_topics, kafka.bootstrap, client_config=kafka.librdkafka)
+        counts.update({t: existing[t] for t in unknown if existing.get(t)})
     return counts
 
 

@@ -269,7 +269,7 @@ class JoinerWorker:
         for name, spec in self._specs.items():
             if name in self._outputs:
                 continue
-            counts = await partition_counts(self._meta, spec.topics)
+            counts = await partition_counts(self._meta, self._kafka, spec.topics)
             if len(counts) < len(spec.topics):
                 _log.warning(
                     "query %s: input topic(s) %s missing", name, sorted(set(spec.topics) - set(counts))
