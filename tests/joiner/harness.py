@@ -13,6 +13,8 @@ import random
 import sys
 import threading
 import time
+import urllib.error
+import urllib.request
 import uuid
 from collections import Counter
 from collections.abc import Callable, Coroutine, Mapping, Sequence
@@ -23,6 +25,7 @@ from typing import Any, TypeVar
 from aiokafka import AIOKafkaConsumer
 from confluent_kafka import Producer
 
+from streamjoin.dev.ports import LOOPBACK
 from streamjoin.dev.process import ManagedProcess
 from streamjoin.query import QueryDef, parse_query
 from streamjoin.registry import Controls, QueryRecord, RegistryStore, StreamRecord
@@ -244,6 +247,17 @@ async def consume_output(
     finally:
         await consumer.stop()
     return records
+
+
+def readiness(port: int) -> bool | None:
+    """Return what a worker's `GET /readyz` on `port` says: True ready, False not ready, None no answer."""
+    try:
+        with urllib.request.urlopen(f"http://{LOOPBACK}:{port}/readyz", timeout=2) as response:
+            return bool(response.status == 200)
+    except urllib.error.HTTPError as exc:
+        return False if exc.code == 503 else None
+    except OSError:
+        return None
 
 
 _T = TypeVar("_T")

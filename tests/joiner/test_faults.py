@@ -5,8 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
-import urllib.error
-import urllib.request
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -20,6 +18,7 @@ from tests.joiner.harness import (
     expected_ids,
     make_workload,
     produce,
+    readiness,
     register_query,
     run_scenario,
     wait_running,
@@ -88,16 +87,6 @@ def crashable_redis(tmp_path: Path) -> Iterator[CrashableRedis]:
         server.stop()
 
 
-def _ready(port: int) -> bool | None:
-    try:
-        with urllib.request.urlopen(f"http://{LOOPBACK}:{port}/readyz", timeout=2) as response:
-            return bool(response.status == 200)
-    except urllib.error.HTTPError as exc:
-        return False if exc.code == 503 else None
-    except OSError:
-        return None
-
-
 def test_malformed_records_and_redis_crash(
     query_setup: Callable[[int], QuerySetup],
     make_topic: Callable[..., str],
@@ -129,12 +118,12 @@ def test_malformed_records_and_redis_crash(
         await register_query(redis_url, s.prefix, w.query_json)
         joiner.start()
         await wait_running(redis_url, s.prefix, s.name, 4)
-        assert _ready(ready_port) is True
+        assert readiness(ready_port) is True
         events = produce(kafka_broker, s.topics, items[:half])
         crashable_redis.crash()
         for _ in range(40):  # the worker notices and reports itself not ready
             await asyncio.sleep(0.1)
-            if _ready(ready_port) is False:
+            if readiness(ready_port) is False:
                 seen_not_ready = True
                 break
         events += produce(kafka_broker, s.topics, items[half:])  # produced while Redis is down
@@ -151,7 +140,7 @@ def test_malformed_records_and_redis_crash(
             if sum(sum(o.get("malformed", {}).values()) for o in stats.values()) >= bad:
                 break
             await asyncio.sleep(0.2)
-        assert _ready(ready_port) is True
+        assert readiness(ready_port) is True
         return want, records, dead, stats
 
     (want, records, dead, stats), _ = run_scenario(joiner, scenario)

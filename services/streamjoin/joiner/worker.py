@@ -18,6 +18,7 @@ from collections.abc import Coroutine, Iterable
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer
+from aiokafka.errors import KafkaError
 
 from streamjoin.joiner.app import add_input_topics, crashed_services, make_app
 from streamjoin.joiner.config import WorkerConfig
@@ -37,6 +38,7 @@ __all__ = ["JoinerWorker"]
 
 _log = logging.getLogger(__name__)
 _DEFAULT_DEAD_LETTER = "streamjoin.dead-letter"
+_KAFKA_PROBE_TIMEOUT_S = 2.0
 OpKey = tuple[str, int]
 
 
@@ -112,6 +114,7 @@ class JoinerWorker:
                 ),
                 asyncio.create_task(self._every(self.config.replan_interval_ms, self._replan), name="replan"),
                 asyncio.create_task(self._every(1_000, self._check_faust), name="faust"),
+                asyncio.create_task(self._every(1_000, self._probe_kafka), name="kafka"),
             ]
             await self._stop.wait()
         finally:
@@ -365,6 +368,21 @@ class JoinerWorker:
             self.health.fail("faust", "; ".join(crashed))
         else:
             self.health.ok("faust")
+
+    async def _probe_kafka(self) -> None:
+        """Not ready while no broker answers a metadata request in time.
+
+        A stopped or unreachable broker leaves the operators' fetches and the producer's deliveries
+        waiting for their own timeouts (40 s and 5 min): nothing fails, nothing is lost, and nothing
+        else would show that the worker is stuck.
+        """
+        assert self._meta is not None
+        try:
+            await asyncio.wait_for(self._meta.topics(), _KAFKA_PROBE_TIMEOUT_S)
+        except TimeoutError as exc:
+            raise TimeoutError(f"no broker answered within {_KAFKA_PROBE_TIMEOUT_S:g} s") from exc
+        except KafkaError as exc:
+            raise ConnectionError(f"broker: {exc}") from exc
 
     async def _publish_stats(self) -> None:
         ops = list(self._ops.items())
