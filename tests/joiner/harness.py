@@ -277,6 +277,8 @@ def run_scenario(
         raise AssertionError(f"{exc}\n--- worker log ---\n{joiner.log_tail()}") from exc
     finally:
         code = joiner.stop()
+    # Faust's default data directory would be `<group>-data/` in the working directory
+    assert not Path(f"{joiner.group}-data").exists(), "the worker left a Faust data directory behind"
     return result, code
 
 
@@ -295,6 +297,7 @@ class JoinerProcess:
         extra: Sequence[str] = (),
     ) -> None:
         self.name = name
+        self.group = group
         self.argv = [
             sys.executable, "-c", "from streamjoin.cli.main import main; main()", "joiner",
             "--bootstrap", bootstrap, "--redis-url", redis_url, "--group", group, "--prefix", prefix,

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 from streamjoin.joiner.app import crashed_services, make_app
 from streamjoin.joiner.kafka_io import KafkaClients
 
 
-def test_crashed_conductor_is_reported() -> None:
+def test_crashed_conductor_is_reported(tmp_path: Path) -> None:
     async def run() -> tuple[list[str], list[str]]:
-        app = make_app("g-test", KafkaClients("127.0.0.1:1"))
+        app = make_app("g-test", KafkaClients("127.0.0.1:1"), datadir=str(tmp_path))
         before = crashed_services(app)
         await app.topics.crash(TypeError("You should provide either `topics` or `pattern`"))
         return before, crashed_services(app)

@@ -68,6 +68,7 @@ def make_app(
     app_id: str,
     kafka: KafkaClients,
     *,
+    datadir: str,
     session_timeout_ms: int = 10_000,
     heartbeat_interval_ms: int = 2_000,
 ) -> faust.App:
@@ -76,6 +77,8 @@ def make_app(
     Args:
         app_id: the consumer group (every worker of one deployment uses the same id).
         kafka: the brokers and the security options (TLS, SASL) of every client.
+        datadir: Faust's data directory. It holds nothing here (tables live in memory, state in
+            Redis), but Faust creates it, by default as `<app id>-data/` in the working directory.
         session_timeout_ms: how long a silent worker keeps its partitions before a rebalance.
         heartbeat_interval_ms: group heartbeat period.
     """
@@ -85,6 +88,7 @@ def make_app(
         broker_credentials=broker_credentials(kafka),
         web_enabled=False,
         store="memory://",
+        datadir=datadir,
         autodiscover=False,
         topic_allow_declare=False,
         topic_disable_leader=True,

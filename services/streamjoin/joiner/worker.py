@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import tempfile
 import time
 from collections.abc import Coroutine, Iterable
 from typing import Any
@@ -56,6 +57,8 @@ class JoinerWorker:
         self._publisher: Publisher | None = None
         self._app: Any = None
         self._meta: AIOKafkaConsumer | None = None
+        # Faust wants a data directory; nothing is kept there, so a private one that goes with us.
+        self._faust_dir = tempfile.TemporaryDirectory(prefix="streamjoin-faust-")
         self._known_topics: set[str] = set()
         self._specs: dict[str, QuerySpec] = {}
         self._outputs: dict[str, OutputTopics] = {}
@@ -94,6 +97,7 @@ class JoinerWorker:
             self._app = make_app(
                 self.config.group,
                 self._kafka,
+                datadir=self._faust_dir.name,
                 session_timeout_ms=self.config.session_timeout_ms,
             )
             self._app.on_partitions_revoked.connect(self._on_revoked)
@@ -142,6 +146,7 @@ class JoinerWorker:
             await self._store.aclose()
         if server is not None:
             server.close()
+        self._faust_dir.cleanup()
         _log.info("worker %s stopped", self.config.worker_id)
 
     async def _retry_until_stopped(self, component: str, call: Any) -> Any:
