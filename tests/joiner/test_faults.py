@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
 import signal
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -67,13 +69,23 @@ class CrashableRedis:
 
     def crash(self) -> None:
         assert self.process is not None and self.process.pid is not None
-        import os
-
         os.killpg(self.process.pid, signal.SIGKILL)
         self.process.stop(timeout_ms=2_000)
 
+    def pause(self) -> None:
+        """SIGSTOP: Redis keeps its connections open and answers nothing (a hung server)."""
+        assert self.process is not None and self.process.pid is not None
+        os.kill(self.process.pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        assert self.process is not None and self.process.pid is not None
+        os.kill(self.process.pid, signal.SIGCONT)
+
     def stop(self) -> None:
         if self.process is not None:
+            if self.process.pid is not None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(self.process.pid, signal.SIGCONT)  # a stopped Redis ignores SIGTERM
             self.process.stop(timeout_ms=5_000)
 
 
@@ -156,3 +168,56 @@ def test_malformed_records_and_redis_crash(
         assert headers["reason"].decode().startswith(("not JSON", "not a JSON object", "missing"))
     assert sum(reasons.values()) == bad
     assert sum(sum(o["malformed"].values()) for o in stats.values()) == bad
+
+
+def test_redis_paused_mid_run(
+    query_setup: Callable[[int], QuerySetup],
+    kafka_broker: str,
+    crashable_redis: CrashableRedis,
+    tmp_path: Path,
+) -> None:
+    """Redis stops answering for 10 s (longer than the 5 s command timeout): commits time out, and a
+    commit Redis had queued may still be applied when it wakes up, after the worker gave up on it.
+    The worker is not ready meanwhile, recovers from what Redis holds, and loses and doubles nothing."""
+    s = query_setup(4)
+    w = make_workload(name=s.name, topics=s.topics, output=s.output, partitions=4, per_stream=600, keys=40,
+                      seed=27, lateness=2)  # fmt: skip
+    half = len(w.items) // 2
+    ready_port = free_port()
+    redis_url = crashable_redis.url
+    joiner = JoinerProcess(tmp_path, kafka_broker, redis_url, group=s.group, prefix=s.prefix,
+                           extra=["--ready-port", str(ready_port)])  # fmt: skip
+    seen_not_ready = False
+
+    async def scenario() -> tuple[Counter[str], list[Any]]:
+        nonlocal seen_not_ready
+        await register_query(redis_url, s.prefix, w.query_json)
+        joiner.start()
+        await wait_running(redis_url, s.prefix, s.name, 4)
+        assert readiness(ready_port) is True
+        events = produce(kafka_broker, s.topics, w.items[:half])
+        await consume_output(kafka_broker, s.output, want=1, timeout_s=30, quiet_s=0)
+        crashable_redis.pause()
+        try:
+            events += produce(kafka_broker, s.topics, w.items[half:])  # arrives while Redis hangs
+            for _ in range(50):
+                await asyncio.sleep(0.2)
+                if readiness(ready_port) is False:
+                    seen_not_ready = True
+        finally:
+            crashable_redis.resume()
+        want = expected_ids(w.query, events)
+        records = await consume_output(
+            kafka_broker, s.output, want=sum(want.values()), timeout_s=120, quiet_s=4
+        )
+        for _ in range(50):
+            if readiness(ready_port) is True:
+                break
+            await asyncio.sleep(0.2)
+        assert readiness(ready_port) is True, "the worker did not become ready again"
+        return want, records
+
+    (want, records), _ = run_scenario(joiner, scenario)
+    got = Counter(json.loads(r.value)["id"] for r in records)
+    assert got == want, f"missing {sum((want - got).values())}, extra {sum((got - want).values())}"
+    assert seen_not_ready, "the worker stayed ready while Redis answered nothing for 10 s"
