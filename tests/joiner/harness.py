@@ -260,6 +260,16 @@ def readiness(port: int) -> bool | None:
         return None
 
 
+async def wait_ready(port: int, timeout_s: float = 10) -> bool:
+    """Wait until the worker's `GET /readyz` on `port` says ready; return whether it did in time."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if readiness(port) is True:
+            return True
+        await asyncio.sleep(0.2)
+    return False
+
+
 _T = TypeVar("_T")
 
 

@@ -26,6 +26,7 @@ from tests.joiner.harness import (
     readiness,
     register_query,
     run_scenario,
+    wait_ready,
     wait_running,
 )
 
@@ -89,11 +90,7 @@ def _scenario(bootstrap: str, broker_pid: int, redis_url: str, tmp_path: Path) -
         events += produce(bootstrap, topics, w.items[half:])
         want = expected_ids(w.query, events)
         records = await consume_output(bootstrap, output, want=sum(want.values()), timeout_s=120, quiet_s=4)
-        for _ in range(50):  # ready again once the broker answers
-            if readiness(ready_port) is True:
-                break
-            await asyncio.sleep(0.2)
-        assert readiness(ready_port) is True, "the worker did not become ready again"
+        assert await wait_ready(ready_port), "the worker did not become ready again"
         return want, records
 
     (want, records), _ = run_scenario(joiner, scenario)

@@ -23,6 +23,7 @@ from tests.joiner.harness import (
     readiness,
     register_query,
     run_scenario,
+    wait_ready,
     wait_running,
 )
 
@@ -210,11 +211,7 @@ def test_redis_paused_mid_run(
         records = await consume_output(
             kafka_broker, s.output, want=sum(want.values()), timeout_s=120, quiet_s=4
         )
-        for _ in range(50):
-            if readiness(ready_port) is True:
-                break
-            await asyncio.sleep(0.2)
-        assert readiness(ready_port) is True, "the worker did not become ready again"
+        assert await wait_ready(ready_port), "the worker did not become ready again"
         return want, records
 
     (want, records), _ = run_scenario(joiner, scenario)
