@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -59,6 +61,21 @@ def test_a_process_ignoring_sigterm_is_killed_after_the_bounded_wait(tmp_path: P
     assert returncode == -9
     assert time.monotonic() - started < 3
     assert proc.pid is not None and not pid_alive(proc.pid)
+
+
+def test_a_stopped_process_is_terminated_not_killed(tmp_path: Path) -> None:
+    """A process paused with SIGSTOP (as the fault tests pause Redis or the broker) still gets its
+    SIGTERM: it is continued, exits on SIGTERM, and the wait is not spent."""
+    proc = _python(tmp_path, "paused", "import time; time.sleep(600)")
+    proc.start()
+    assert proc.pid is not None
+    os.kill(proc.pid, signal.SIGSTOP)
+
+    started = time.monotonic()
+    returncode = proc.stop(timeout_ms=5_000)
+
+    assert returncode == -signal.SIGTERM
+    assert time.monotonic() - started < 3
 
 
 def test_exit_before_ready_raises_with_the_log(tmp_path: Path) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import signal
@@ -84,9 +83,6 @@ class CrashableRedis:
 
     def stop(self) -> None:
         if self.process is not None:
-            if self.process.pid is not None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(self.process.pid, signal.SIGCONT)  # a stopped Redis ignores SIGTERM
             self.process.stop(timeout_ms=5_000)
 
 

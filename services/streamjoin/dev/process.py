@@ -175,6 +175,8 @@ class ManagedProcess:
                 return self._returncode
             pgid = self._popen.pid
             self._signal_group(pgid, signal.SIGTERM)
+            # A stopped process (SIGSTOP, as the fault tests do) acts on SIGTERM only once continued.
+            self._signal_group(pgid, signal.SIGCONT)
             deadline = time.monotonic() + timeout_ms / 1000
             while not self._leader_exited() and time.monotonic() < deadline:
                 time.sleep(_POLL_MS / 1000)
