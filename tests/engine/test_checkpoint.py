@@ -151,3 +151,44 @@ def test_take_delta_needs_journal() -> None:
         assert "journal" in str(exc)
     else:
         raise AssertionError("take_delta without a journal must fail")
+
+
+def _two_way(evaluation: dict[str, Any]) -> QueryDef:
+    inputs = [{"stream": s, "timestamp": "ts", "window": {"range": 10_000}} for s in "ab"]
+    return parse_query(
+        {"name": "q", "inputs": inputs, "where": [["a.k", "=", "b.k"]], "output": {"topic": "o"},
+         "evaluation": evaluation}
+    )  # fmt: skip
+
+
+def _feed(engine: MultiJoin, ts: float, offset: int) -> list[Any]:
+    """Add a matching a/b pair at `ts` and a watermark-moving pair just after; return what advances."""
+    engine.add("a", {"k": offset}, ts=ts, offset=offset)
+    engine.add("b", {"k": offset}, ts=ts + 1, offset=offset)
+    engine.add("a", {"k": f"alone-a{offset}"}, ts=ts + 2, offset=offset + 1)
+    engine.add("b", {"k": f"alone-b{offset}"}, ts=ts + 3, offset=offset + 1)
+    return engine.advance()
+
+
+def test_lazy_evaluation_waits_for_a_multiple_of_every_after_a_switch_from_eager() -> None:
+    """semantics.md: lazy joins "each time the watermark crosses a multiple of tau". The checkpoint of
+    an eager engine carries no lazy epoch; the lazy engine restored from it (a control change) must
+    still hold its first batch until the watermark crosses the next multiple, not join it at once."""
+    state = CommittedState()
+    eager = MultiJoin(_two_way({"mode": "eager"}), journal=True)
+    first = _feed(eager, 1_000, 0)
+    assert len(first) == 1
+    state.commit(eager, first, 0)
+
+    lazy = state.recover(_two_way({"mode": "lazy", "every": 100_000}), {"a": [0], "b": [0]})
+    assert _feed(lazy, 2_000, 10) == []  # the watermark (2,002) crossed no multiple of 100,000
+    lazy.add("a", {"k": 99}, ts=100_005, offset=20)
+    lazy.add("b", {"k": 98}, ts=100_006, offset=20)
+    assert len(lazy.advance()) == 1  # it crossed 100,000: the held pair is joined now
+
+
+def test_a_new_lazy_engine_joins_its_first_release() -> None:
+    """The watermark of a new engine rose from -infinity, across every multiple: its first release is
+    joined (the joiner has no end of input that would join it later)."""
+    lazy = MultiJoin(_two_way({"mode": "lazy", "every": 100_000}))
+    assert len(_feed(lazy, 2_000, 10)) == 1

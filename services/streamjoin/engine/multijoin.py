@@ -522,6 +522,11 @@ class MultiJoin:
             self._max_ts[(int(i), int(p))] = ts
         self._idle = {(int(i), int(p)) for i, p in scalars["idle"]}
         self._update_watermark()
+        if self._lazy_eval and self._eval_epoch is None and math.isfinite(self.watermark):
+            # An eager checkpoint keeps no epoch (a control change switched the mode): count the
+            # multiples of `every` from the watermark it reached, or its first batch would be joined
+            # at once. (A new engine joins its first release: the watermark rose from -infinity.)
+            self._eval_epoch = self._epoch(self.watermark, self.query.evaluation.every)
         self.plan_changes = int(scalars.get("plan_changes", 0))
         if self._lazy_eval:
             self._batch = unjoined
