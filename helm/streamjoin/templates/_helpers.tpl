@@ -1,6 +1,6 @@
 {{/*
 Names, labels and the configuration every streamjoin container shares.
-The STREAMJOIN_* variables are the configuration contract of architecture.md ("Configuration").
+The STREAMJOIN_* variables are the configuration contract (README.md, "Configuration").
 */}}
 
 {{- define "streamjoin.name" -}}
