@@ -72,7 +72,8 @@ class Admin:
     """An admin client of the brokers at `bootstrap` (`host:port[,host:port]`)."""
 
     def __init__(self, bootstrap: str, *, client_config: Mapping[str, str] | None = None) -> None:
-        """Connect lazily; `client_config`: more librdkafka properties (`KafkaClients.librdkafka`)."""
+        """Create the client (it connects on its first request); `client_config`: more librdkafka
+        properties, the security ones of `KafkaClients.librdkafka`."""
         self.bootstrap = bootstrap
         config: dict[str, Any] = {
             "bootstrap.servers": bootstrap,

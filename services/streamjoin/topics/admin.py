@@ -76,11 +76,10 @@ def create_topics(
     existing = admin.topics(timeout_ms=timeout_ms)
     missing = [spec for spec in specs if spec.name not in existing]
     created = admin.create_topics(missing, replication_factor=replication_factor, timeout_ms=timeout_ms)
-    results = [
+    return [
         _compare(spec, existing[spec.name]) if spec.name in existing else _result(spec, created[spec.name])
         for spec in specs
     ]
-    return results
 
 
 def _compare(spec: TopicSpec, partitions: int) -> TopicResult:
