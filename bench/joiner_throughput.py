@@ -39,7 +39,7 @@ from confluent_kafka import Producer
 
 from streamjoin.dev.process import ManagedProcess
 from streamjoin.dev.stack import EmbeddedStack
-from streamjoin.joiner.kafka_io import end_offsets
+from streamjoin.kafka import end_offsets
 from streamjoin.registry import Controls, QueryRecord, RegistryStore, StreamRecord
 from streamjoin.topics import TopicSpec, create_topics
 

@@ -22,23 +22,23 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from aiokafka import AIOKafkaConsumer, TopicPartition
-from aiokafka.errors import KafkaError
-
 from streamjoin.engine import JoinPlan, MultiJoin, ResultFormatter
 from streamjoin.joiner.batch import BatchBuilder
 from streamjoin.joiner.health import Health
-from streamjoin.joiner.kafka_io import (
+from streamjoin.joiner.kafka_io import highest_published
+from streamjoin.joiner.operator_stats import OperatorStats
+from streamjoin.joiner.outbox import decode_record
+from streamjoin.joiner.publisher import Publisher, PublishError
+from streamjoin.kafka import (
+    Consumer,
+    ConsumerError,
     KafkaClients,
+    TopicPartition,
     end_offsets,
-    highest_published,
     new_consumer,
     start_consumer,
     start_offsets,
 )
-from streamjoin.joiner.operator_stats import OperatorStats
-from streamjoin.joiner.outbox import decode_record
-from streamjoin.joiner.publisher import Publisher, PublishError
 from streamjoin.query.model import QueryDef
 from streamjoin.state.base import (
     Checkpoint,
@@ -176,7 +176,7 @@ class PartitionOperator:
             except FencedError as exc:
                 _log.warning("%s: another worker owns it now (%s); stopping", self._component, exc)
                 return
-            except (StateUnavailableError, PublishError, KafkaError, OSError, TimeoutError) as exc:
+            except (StateUnavailableError, PublishError, ConsumerError, OSError, TimeoutError) as exc:
                 _log.warning(
                     "%s: %s: %s; retrying in %d ms", self._component, type(exc).__name__, exc, backoff
                 )
@@ -250,7 +250,7 @@ class PartitionOperator:
         finally:
             await consumer.stop()
 
-    async def _recover_outboxes(self, consumer: AIOKafkaConsumer, checkpoint: Checkpoint) -> list[Trim]:
+    async def _recover_outboxes(self, consumer: Consumer, checkpoint: Checkpoint) -> list[Trim]:
         q, p = self.query.name, self.partition
         trims: list[Trim] = []
         for name, box in checkpoint.outboxes.items():
@@ -295,7 +295,7 @@ class PartitionOperator:
 
     async def _loop(
         self,
-        consumer: AIOKafkaConsumer,
+        consumer: Consumer,
         engine: MultiJoin,
         epoch: int,
         batch_no: int,
@@ -366,9 +366,7 @@ class PartitionOperator:
             with contextlib.suppress(StateUnavailableError, FencedError):
                 await self._store.trim(q, p, epoch, trims)
 
-    async def _fetch(
-        self, consumer: AIOKafkaConsumer, tps: list[TopicPartition]
-    ) -> dict[TopicPartition, list[Any]]:
+    async def _fetch(self, consumer: Consumer, tps: list[TopicPartition]) -> dict[TopicPartition, list[Any]]:
         """Take an equal share from every input partition, so the watermark moves evenly.
 
         aiokafka's `getmany` drains one partition's fetched records before the next one's; a join

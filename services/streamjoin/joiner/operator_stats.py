@@ -11,10 +11,9 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from aiokafka import TopicPartition
-
 from streamjoin.engine import MultiJoin
 from streamjoin.joiner.batch import BuiltBatch
+from streamjoin.kafka import TopicPartition
 from streamjoin.query.model import QueryDef
 from streamjoin.registry.histogram import LatencyHistogram
 

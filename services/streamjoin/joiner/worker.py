@@ -18,18 +18,15 @@ import time
 from collections.abc import Coroutine, Iterable
 from typing import Any
 
-from aiokafka import AIOKafkaConsumer
-from aiokafka.errors import KafkaError
-
 from streamjoin.joiner.app import add_input_topics, crashed_services, make_app
 from streamjoin.joiner.config import WorkerConfig
 from streamjoin.joiner.health import Health, serve_readiness
-from streamjoin.joiner.kafka_io import KafkaClients, new_consumer, partition_counts
 from streamjoin.joiner.operator import OutputTopics, PartitionOperator
 from streamjoin.joiner.planning import QueryPlanner
 from streamjoin.joiner.publisher import Publisher
 from streamjoin.joiner.registry_watch import QuerySpec, specs_from_snapshot
 from streamjoin.joiner.topic_setup import ANCHOR_TOPIC, ensure_anchor_topic, ensure_output_topics
+from streamjoin.kafka import Consumer, ConsumerError, KafkaClients, new_consumer, partition_counts
 from streamjoin.registry import PartitionState, RegistryStore
 from streamjoin.settings import Settings
 from streamjoin.state.base import StateUnavailableError
@@ -56,7 +53,7 @@ class JoinerWorker:
         self._store = RedisStateStore.from_settings(settings, prefix=config.prefix)
         self._publisher: Publisher | None = None
         self._app: Any = None
-        self._meta: AIOKafkaConsumer | None = None
+        self._meta: Consumer | None = None
         # Faust wants a data directory; nothing is kept there, so a private one that goes with us.
         self._faust_dir = tempfile.TemporaryDirectory(prefix="streamjoin-faust-")
         self._known_topics: set[str] = set()
@@ -386,7 +383,7 @@ class JoinerWorker:
             await asyncio.wait_for(self._meta.topics(), _KAFKA_PROBE_TIMEOUT_S)
         except TimeoutError as exc:
             raise TimeoutError(f"no broker answered within {_KAFKA_PROBE_TIMEOUT_S:g} s") from exc
-        except KafkaError as exc:
+        except ConsumerError as exc:
             raise ConnectionError(f"broker: {exc}") from exc
 
     async def _publish_stats(self) -> None:
