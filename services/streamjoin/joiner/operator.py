@@ -36,7 +36,7 @@ from streamjoin.joiner.kafka_io import (
     start_consumer,
     start_offsets,
 )
-from streamjoin.joiner.operator_stats import OperatorStats
+from streamjoin.joiner.operator_stats import OperatorCounters
 from streamjoin.joiner.outbox import decode_record
 from streamjoin.joiner.publisher import Publisher, PublishError
 from streamjoin.query.model import QueryDef
@@ -124,7 +124,7 @@ class PartitionOperator:
         self._on_status = on_status
         self._builder = BatchBuilder(query, partition, outputs.dead)
         self._value_prefix = ResultFormatter(query).prefix
-        self.stats = OperatorStats(query)
+        self.stats = OperatorCounters(query)
         self.engine: MultiJoin | None = None
         self.paused = False
         self._stopping = asyncio.Event()

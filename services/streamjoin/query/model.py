@@ -15,6 +15,7 @@ __all__ = [
     "FieldRef",
     "InputDef",
     "JsonScalar",
+    "Mode",
     "ModeDef",
     "Operand",
     "Predicate",
@@ -27,6 +28,7 @@ __all__ = [
 
 Comparison: TypeAlias = Literal["=", "!=", "<", "<=", ">", ">="]
 Algorithm: TypeAlias = Literal["hash", "nlj"]
+Mode: TypeAlias = Literal["eager", "lazy"]
 JsonScalar: TypeAlias = str | int | float | bool | None
 StartPosition: TypeAlias = Literal["latest", "earliest"] | int | float
 
@@ -101,7 +103,7 @@ class Predicate:
 class ModeDef:
     """Evaluation or expiration mode: eager, or lazy every `every` time units."""
 
-    mode: Literal["eager", "lazy"] = "eager"
+    mode: Mode = "eager"
     every: float | None = None
 
 
