@@ -22,6 +22,7 @@ __all__ = [
     "QueryDef",
     "RangeWindow",
     "RowsWindow",
+    "StartName",
     "StartPosition",
     "WindowDef",
 ]
@@ -30,7 +31,8 @@ Comparison: TypeAlias = Literal["=", "!=", "<", "<=", ">", ">="]
 Algorithm: TypeAlias = Literal["hash", "nlj"]
 Mode: TypeAlias = Literal["eager", "lazy"]
 JsonScalar: TypeAlias = str | int | float | bool | None
-StartPosition: TypeAlias = Literal["latest", "earliest"] | int | float
+StartName: TypeAlias = Literal["latest", "earliest"]
+StartPosition: TypeAlias = StartName | int | float
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,8 @@
 """Bodies of `/v1/queries`: the query JSON (docs/api.md), or CQL text.
 
-The literals (modes, algorithms) come from the query model (`streamjoin.query.model`), so the API
-accepts exactly what `parse_query` does; `parse_query` still validates everything these leave open.
+The literals (modes, algorithms, start positions) come from the query model
+(`streamjoin.query.model`), so the API accepts what `parse_query` does; `parse_query` still
+validates everything these leave open.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictStr
 
 from streamjoin.api.schemas.common import Number, QueryName, Scalar, TopicName
-from streamjoin.query.model import Algorithm, Mode
+from streamjoin.query.model import Algorithm, Mode, StartName
 from streamjoin.registry import PartitionState, QueryControls, QueryStatus
 
 __all__ = [
@@ -95,7 +96,7 @@ class QueryCreate(BaseModel):
     algorithm: Algorithm | None = None
     order: Literal["auto"] | list[StrictStr] | None = None
     lateness: Number | None = None
-    start: Literal["latest", "earliest"] | Number | None = None
+    start: StartName | Number | None = None
     dead_letter: OutputSpec | None = None
     paused: bool = Field(default=False, description="Register the query paused.")
 
