@@ -83,7 +83,13 @@ class QueryControls:
         unknown = set(changes) - set(CONTROL_ATTRIBUTES)
         if unknown:
             raise ValueError(f"not writable control attribute(s): {sorted(unknown)}")
-        return replace(self, **{name: _PARSE[name](value) for name, value in changes.items()})
+        c = changes
+        return QueryControls(
+            evaluation=parse_mode(c["evaluation"], "evaluation") if "evaluation" in c else self.evaluation,
+            expiration=parse_mode(c["expiration"], "expiration") if "expiration" in c else self.expiration,
+            order=_loose_order(c["order"]) if "order" in c else self.order,
+            paused=_paused(c["paused"]) if "paused" in c else self.paused,
+        )
 
     def to_hash(self) -> dict[str, str]:
         """Return the fields of `streamjoin:control:{query}`: attribute to its JSON."""
@@ -106,14 +112,6 @@ class QueryControls:
             "order": self.order if self.order == "auto" else list(self.order),
             "paused": self.paused,
         }
-
-
-_PARSE: Mapping[str, Any] = {
-    "evaluation": lambda v: parse_mode(v, "evaluation"),
-    "expiration": lambda v: parse_mode(v, "expiration"),
-    "order": _loose_order,
-    "paused": _paused,
-}
 
 
 @dataclass(frozen=True, slots=True)
