@@ -80,7 +80,7 @@ def test_auto_order_follows_the_rates_and_keeps_every_result(
         await asyncio.sleep(1.5)  # operators write statistics every second
         async with RegistryStore(redis_server, prefix=s.prefix) as registry:
             stats = await registry.read_stats(s.name)
-        changes = {st.partition: int(st.operator.get("plan_changes", 0)) for st in stats}
+        changes = {st.partition: int(st.operator.plan_changes or 0) for st in stats}
         return want, records, first, second, changes
 
     (want, records, first, second, changes), _ = run_scenario(joiner, scenario)

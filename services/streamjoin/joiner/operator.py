@@ -26,7 +26,7 @@ from streamjoin.engine import JoinPlan, MultiJoin, ResultFormatter
 from streamjoin.joiner.batch import BatchBuilder
 from streamjoin.joiner.health import Health
 from streamjoin.joiner.kafka_io import highest_published
-from streamjoin.joiner.operator_stats import OperatorStats
+from streamjoin.joiner.operator_stats import OperatorCounters
 from streamjoin.joiner.outbox import decode_record
 from streamjoin.joiner.publisher import Publisher, PublishError
 from streamjoin.kafka import (
@@ -124,7 +124,7 @@ class PartitionOperator:
         self._on_status = on_status
         self._builder = BatchBuilder(query, partition, outputs.dead)
         self._value_prefix = ResultFormatter(query).prefix
-        self.stats = OperatorStats(query)
+        self.stats = OperatorCounters(query)
         self.engine: MultiJoin | None = None
         self.paused = False
         self._stopping = asyncio.Event()

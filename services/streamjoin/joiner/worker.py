@@ -22,6 +22,7 @@ from streamjoin.joiner.app import add_input_topics, crashed_services, make_app
 from streamjoin.joiner.config import WorkerConfig
 from streamjoin.joiner.health import Health, serve_readiness
 from streamjoin.joiner.operator import OutputTopics, PartitionOperator
+from streamjoin.joiner.operator_stats import window_stats
 from streamjoin.joiner.planning import QueryPlanner
 from streamjoin.joiner.publisher import Publisher
 from streamjoin.joiner.registry_watch import QuerySpec, specs_from_snapshot
@@ -391,18 +392,10 @@ class JoinerWorker:
         # The shared window tables are the same for every query reading a topic: read each once.
         tables = await self._store.table_sizes({(p, i.topic) for (_, p), op in ops for i in op.query.inputs})
         for (q, p), op in ops:
-            engine = op.engine
-            streams: dict[str, dict[str, object]] = {}
-            if engine is not None:
-                windows = engine.stats
-                for inp in op.query.inputs:
-                    records, shared = tables[(p, inp.topic)]
-                    streams[inp.stream] = {
-                        **windows[inp.stream].as_dict(),
-                        "table_records": records,
-                        "table_shared": shared,
-                    }
-            await self._registry.write_stats(q, p, op.stats.operator_json(engine), streams)
+            windows = window_stats(
+                op.query, op.engine, {i.topic: tables[(p, i.topic)] for i in op.query.inputs}
+            )
+            await self._registry.write_stats(q, p, op.stats.snapshot(op.engine), windows)
 
     async def _replan(self) -> None:
         for name, planner in list(self._planners.items()):

@@ -19,7 +19,7 @@ from typing import Any
 
 from streamjoin.query.model import FieldRef, ModeDef, Operand, QueryDef, RangeWindow, WindowDef
 
-__all__ = ["dump_query"]
+__all__ = ["dump_mode", "dump_query"]
 
 
 def _window(window: WindowDef) -> dict[str, Any]:
@@ -60,3 +60,8 @@ def dump_query(query: QueryDef) -> dict[str, Any]:
     if query.dead_letter_topic is not None:
         out["dead_letter"] = {"topic": query.dead_letter_topic}
     return out
+
+
+def dump_mode(mode: ModeDef) -> dict[str, Any]:
+    """Return the JSON form of an evaluation or expiration mode (the inverse of `parse_mode`)."""
+    return _mode(mode)

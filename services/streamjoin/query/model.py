@@ -15,20 +15,24 @@ __all__ = [
     "FieldRef",
     "InputDef",
     "JsonScalar",
+    "Mode",
     "ModeDef",
     "Operand",
     "Predicate",
     "QueryDef",
     "RangeWindow",
     "RowsWindow",
+    "StartName",
     "StartPosition",
     "WindowDef",
 ]
 
 Comparison: TypeAlias = Literal["=", "!=", "<", "<=", ">", ">="]
 Algorithm: TypeAlias = Literal["hash", "nlj"]
+Mode: TypeAlias = Literal["eager", "lazy"]
 JsonScalar: TypeAlias = str | int | float | bool | None
-StartPosition: TypeAlias = Literal["latest", "earliest"] | int | float
+StartName: TypeAlias = Literal["latest", "earliest"]
+StartPosition: TypeAlias = StartName | int | float
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +105,7 @@ class Predicate:
 class ModeDef:
     """Evaluation or expiration mode: eager, or lazy every `every` time units."""
 
-    mode: Literal["eager", "lazy"] = "eager"
+    mode: Mode = "eager"
     every: float | None = None
 
 

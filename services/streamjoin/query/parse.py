@@ -26,7 +26,14 @@ from streamjoin.query.model import (
     WindowDef,
 )
 
-__all__ = ["QueryError", "parse_operand", "parse_query", "validate_join_graph"]
+__all__ = [
+    "QueryError",
+    "parse_mode",
+    "parse_operand",
+    "parse_order",
+    "parse_query",
+    "validate_join_graph",
+]
 
 _COMPARISONS: frozenset[str] = frozenset({"=", "!=", "<", "<=", ">", ">="})
 _TOP_LEVEL: frozenset[str] = frozenset(
@@ -270,3 +277,17 @@ def parse_query(raw: object) -> QueryDef:
         start=_start(spec.get("start")),
         dead_letter_topic=dead_letter,
     )
+
+
+def parse_mode(raw: object, where: str) -> ModeDef:
+    """Parse an evaluation or expiration mode (`{"mode": "lazy", "every": 10}`); `where` names the field.
+
+    >>> parse_mode({"mode": "lazy", "every": 10}, "evaluation")
+    ModeDef(mode='lazy', every=10)
+    """
+    return _mode(raw, where)
+
+
+def parse_order(raw: object, names: tuple[str, ...]) -> tuple[str, ...] | Literal["auto"]:
+    """Parse a join order: `"auto"` (or None) or a permutation of the input stream `names`."""
+    return _order(raw, names)
