@@ -45,7 +45,7 @@ from streamjoin.engine.program import (
 )
 from streamjoin.engine.stats import WindowStats
 from streamjoin.engine.window import StoreFactory, memory_store
-from streamjoin.query.model import QueryDef, RangeWindow
+from streamjoin.query.model import QueryDef, RangeWindow, RowsWindow
 
 __all__ = ["MultiJoin", "Result", "default_plan"]
 
@@ -111,7 +111,7 @@ class MultiJoin:
             self.windows[inp.stream] = WindowRuntime(
                 table=table,
                 range=inp.window.range if isinstance(inp.window, RangeWindow) else None,
-                rows=None if isinstance(inp.window, RangeWindow) else inp.window.rows,
+                rows=inp.window.rows if isinstance(inp.window, RowsWindow) else None,
                 check_ts=is_range and not eager_both,
                 check_member=not is_range and not eager_both,
                 check_passes=not is_range and self._filters[inp.stream] is not None,

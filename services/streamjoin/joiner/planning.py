@@ -15,6 +15,7 @@ from typing import Any
 
 from streamjoin.engine import JoinPlan, MultiJoin, default_plan
 from streamjoin.planner import Replanner, StreamStats
+from streamjoin.query.bounds import effective_window
 from streamjoin.query.model import QueryDef, RangeWindow
 
 __all__ = ["QueryPlanner"]
@@ -65,7 +66,7 @@ class QueryPlanner:
             return None
         stats = {}
         for inp in self.query.inputs:
-            window = inp.window
+            window = effective_window(self.query, inp.stream)
             stats[inp.stream] = StreamStats(
                 name=inp.stream,
                 rate=rates[inp.stream],

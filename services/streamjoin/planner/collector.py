@@ -21,6 +21,7 @@ from collections.abc import Mapping
 
 from streamjoin.planner.graph import JoinGraph
 from streamjoin.planner.stats import ExponentialRate, HyperLogLog, StreamStats
+from streamjoin.query.bounds import effective_window
 from streamjoin.query.model import QueryDef, RangeWindow, RowsWindow
 
 __all__ = ["SlidingDistinct", "StatsCollector"]
@@ -111,7 +112,8 @@ class StatsCollector:
             fields = tuple(
                 sorted({f for c in range(len(graph.classes)) for f in graph.fields(inp.stream, c)})
             )
-            self._inputs[inp.stream] = _Input(inp.window, fields, half, distinct_horizon)
+            window = effective_window(query, inp.stream)
+            self._inputs[inp.stream] = _Input(window, fields, half, distinct_horizon)
         self._now: float | None = None
 
     def observe(self, stream: str, record: Mapping[str, object], ts: float) -> None:

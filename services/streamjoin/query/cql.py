@@ -3,10 +3,11 @@
 A hand-written tokenizer and recursive-descent parser: the text is data, never evaluated. Grammar
 (keywords case-insensitive, identifiers case-sensitive, `"quoted"` identifiers for anything else)::
 
-    query     := SELECT select FROM input ("," input)* [WHERE condition] [";"]
+    query     := SELECT select FROM input ("," input)* [WITHIN pair ("," pair)*] [WHERE condition] [";"]
     select    := "*" | ref ("," ref)*
-    input     := stream "[" window "]"
-    window    := RANGE number [unit] | ROWS integer | PARTITION BY field ROWS integer
+    input     := stream ["[" window "]"]
+    window    := RANGE number [unit] [STRICT] | ROWS integer | PARTITION BY field ROWS integer
+    pair      := "(" stream "," stream ")" number [unit]
     condition := term (AND term)*
     term      := "(" condition ")" | operand op operand
     operand   := ref | number | 'string' | TRUE | FALSE | NULL
@@ -14,9 +15,11 @@ A hand-written tokenizer and recursive-descent parser: the text is data, never e
     op        := "=" | "!=" | "<>" | "<" | "<=" | ">" | ">="
     unit      := MS | MILLISECOND[S] | SECOND[S] | MINUTE[S] | HOUR[S] | DAY[S]
 
-A bare RANGE is in the query's timestamp unit; a unit converts to milliseconds (so it assumes
-millisecond timestamps). Every problem raises `CqlError` (a `QueryError` with field `cql`) whose
-message gives the character position.
+A bare RANGE or WITHIN bound is in the query's timestamp unit; a unit converts to milliseconds (so
+it assumes millisecond timestamps). `WITHIN (a, b) 50` is the `within` pair `["a", "b", 50]`; an
+input without `[window]` is bounded by its pairs only; `STRICT` makes a range window exclusive.
+Every problem raises `CqlError` (a `QueryError` with field `cql`) whose message gives the character
+position.
 
 >>> streams = {"a": Stream("net.a", "ts"), "b": Stream("net.b", "ts")}
 >>> q = parse_cql("SELECT * FROM a [RANGE 100], b [ROWS 50] WHERE a.src = b.src", streams)
@@ -30,17 +33,20 @@ Traceback (most recent call last):
 streamjoin.query.cql.CqlError: cql: a RANGE window must be > 0 at position 23 (line 1, column 24)
 >>> format_cql(q)
 'SELECT * FROM a [RANGE 100], b [ROWS 50] WHERE a.src = b.src'
+>>> w = parse_cql("SELECT * FROM a [RANGE 100 STRICT], b WITHIN (a, b) 50 WHERE a.src = b.src", streams)
+>>> w["inputs"][0]["window"], "window" in w["inputs"][1], w["within"]
+({'range': 100, 'strict': True}, False, [['a', 'b', 50]])
 """
 
 from __future__ import annotations
 
-import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from streamjoin.query.cql_format import RESERVED, format_cql
 from streamjoin.query.parse import QueryError
 
 __all__ = ["MAX_CQL_LENGTH", "CqlError", "CqlStream", "Stream", "format_cql", "parse_cql"]
@@ -48,30 +54,12 @@ __all__ = ["MAX_CQL_LENGTH", "CqlError", "CqlStream", "Stream", "format_cql", "p
 MAX_CQL_LENGTH = 65_536
 _MAX_DEPTH = 32
 
-RESERVED = frozenset(
-    {
-        "SELECT",
-        "FROM",
-        "WHERE",
-        "AND",
-        "OR",
-        "NOT",
-        "RANGE",
-        "ROWS",
-        "PARTITION",
-        "BY",
-        "TRUE",
-        "FALSE",
-        "NULL",
-    }
-)
 _UNITS_MS = {
     "MS": 1, "MILLISECOND": 1, "MILLISECONDS": 1, "SECOND": 1_000, "SECONDS": 1_000,
     "MINUTE": 60_000, "MINUTES": 60_000, "HOUR": 3_600_000, "HOURS": 3_600_000,
     "DAY": 86_400_000, "DAYS": 86_400_000,
 }  # fmt: skip
 _OPS = {"=": "=", "!=": "!=", "<>": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _TOKEN = re.compile(
     r"""(?P<ws>\s+)
       | (?P<number>-?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?)
@@ -153,6 +141,7 @@ class _Parser:
         self.inputs: list[dict[str, Any]] = []
         self.names: set[str] = set()
         self.refs: list[tuple[str, _Token]] = []  # stream of each ref, to check after FROM
+        self.within: list[list[Any]] = []
 
     # -- helpers --------------------------------------------------------------------------------
     @property
@@ -223,6 +212,10 @@ class _Parser:
         self.input()
         while self.punct(","):
             self.input()
+        if self.accept("WITHIN"):
+            self.pair()
+            while self.punct(","):
+                self.pair()
         where: list[list[Any]] = []
         if self.accept("WHERE"):
             self.condition(where, depth=0)
@@ -235,6 +228,8 @@ class _Parser:
             if stream not in self.names:
                 raise self.fail(f"stream {stream!r} is not in FROM", token)
         out: dict[str, Any] = {"inputs": self.inputs, "where": where}
+        if self.within:
+            out["within"] = self.within
         if select is not None:
             out["select"] = select
         return out
@@ -265,26 +260,49 @@ class _Parser:
         if name in self.names:
             raise self.fail(f"stream {name!r} appears twice in FROM", start)
         self.names.add(name)
-        self.expect_punct("[")
-        window = self.window()
-        self.expect_punct("]")
         stream = self.streams[name]
-        self.inputs.append(
-            {"stream": name, "topic": stream.topic, "timestamp": stream.timestamp, "window": window}
-        )
+        entry: dict[str, Any] = {"stream": name, "topic": stream.topic, "timestamp": stream.timestamp}
+        if self.punct("["):
+            entry["window"] = self.window()
+            self.expect_punct("]")
+        self.inputs.append(entry)
+
+    def duration(self, what: str) -> int | float:
+        """Read `number [unit]` and return it in the query's unit (milliseconds if a unit is given)."""
+        size, token = self.number(what)
+        unit = self.tok.keyword
+        if unit in _UNITS_MS:
+            self.i += 1
+            size = size * _UNITS_MS[unit]
+            if isinstance(size, float) and size.is_integer():
+                size = int(size)
+        if size <= 0:
+            raise self.fail(f"{what} must be > 0", token)
+        return size
+
+    def pair(self) -> None:
+        start = self.tok
+        self.expect_punct("(")
+        names = []
+        for n in range(2):
+            token = self.tok
+            name = self.identifier("a stream name")
+            if name not in self.names:
+                raise self.fail(f"stream {name!r} is not in FROM", token)
+            names.append(name)
+            if n == 0:
+                self.expect_punct(",")
+        self.expect_punct(")")
+        if names[0] == names[1]:
+            raise self.fail(f"WITHIN bounds {names[0]!r} against itself; name two different streams", start)
+        if any({p[0], p[1]} == set(names) for p in self.within):
+            raise self.fail(f"the pair ({names[0]}, {names[1]}) appears twice in WITHIN", start)
+        self.within.append([names[0], names[1], self.duration("a WITHIN bound")])
 
     def window(self) -> dict[str, Any]:
         if self.accept("RANGE"):
-            size, token = self.number("a window size")
-            unit = self.tok.keyword
-            if unit in _UNITS_MS:
-                self.i += 1
-                size = size * _UNITS_MS[unit]
-                if isinstance(size, float) and size.is_integer():
-                    size = int(size)
-            if size <= 0:
-                raise self.fail("a RANGE window must be > 0", token)
-            return {"range": size}
+            size = self.duration("a RANGE window")
+            return {"range": size, "strict": True} if self.accept("STRICT") else {"range": size}
         partition_by = None
         if self.accept("PARTITION"):
             self.expect("BY")
@@ -355,50 +373,3 @@ def parse_cql(text: str, streams: Mapping[str, CqlStream]) -> dict[str, Any]:
     if len(text) > MAX_CQL_LENGTH:
         raise CqlError(text, MAX_CQL_LENGTH, f"the text is longer than {MAX_CQL_LENGTH} characters")
     return _Parser(text, streams).query()
-
-
-def _ident(name: str) -> str:
-    if _IDENT.fullmatch(name) and name.upper() not in RESERVED:
-        return name
-    return '"' + name.replace('"', '""') + '"'
-
-
-def _field(name: str) -> str:
-    return name if _IDENT.fullmatch(name) else '"' + name.replace('"', '""') + '"'
-
-
-def _operand(value: Any, streams: frozenset[str]) -> str:
-    if isinstance(value, str):
-        stream, dot, field = value.partition(".")
-        if dot and field and stream in streams:
-            return f"{_ident(stream)}.{_field(field)}"
-        return "'" + value.replace("'", "''") + "'"
-    if value is None or isinstance(value, bool):
-        return {None: "NULL", True: "TRUE", False: "FALSE"}[value]
-    if isinstance(value, int | float) and math.isfinite(value):
-        return json.dumps(value)
-    raise ValueError(f"cannot write {value!r} as a CQL literal")
-
-
-def _window(window: Mapping[str, Any]) -> str:
-    if "range" in window:
-        return f"RANGE {json.dumps(window['range'])}"
-    rows = f"ROWS {int(window['rows'])}"
-    partition_by = window.get("partition_by")
-    return rows if partition_by is None else f"PARTITION BY {_ident(partition_by)} {rows}"
-
-
-def format_cql(query: Mapping[str, Any]) -> str:
-    """Return the CQL text of a query JSON's inputs, where and select (the other fields have no CQL)."""
-    inputs: Sequence[Mapping[str, Any]] = query["inputs"]
-    streams = frozenset(str(i["stream"]) for i in inputs)
-    select = query.get("select")
-    head = "*" if not select else ", ".join(_operand(s, streams) for s in select)
-    parts = [
-        f"SELECT {head} FROM " + ", ".join(f"{_ident(i['stream'])} [{_window(i['window'])}]" for i in inputs)
-    ]
-    where = query.get("where") or []
-    if where:
-        conditions = (f"{_operand(a, streams)} {op} {_operand(b, streams)}" for a, op, b in where)
-        parts.append("WHERE " + " AND ".join(conditions))
-    return " ".join(parts)

@@ -20,7 +20,7 @@ from streamjoin.registry import StreamRecord
 
 __all__ = ["Compiled", "compile_query"]
 
-_CQL_REPLACES = ("inputs", "where", "select")
+_CQL_REPLACES = ("inputs", "where", "select", "within")
 
 
 @dataclass(frozen=True, slots=True)
