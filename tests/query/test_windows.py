@@ -29,7 +29,9 @@ from streamjoin.query.bounds import bounds_report, effective_window
 from streamjoin.query.dump import dump_query
 
 
-def _spec(windows: dict[str, dict[str, Any] | None], within: list[list[Any]] | None = None, **extra: Any) -> Any:
+def _spec(
+    windows: dict[str, dict[str, Any] | None], within: list[list[Any]] | None = None, **extra: Any
+) -> Any:
     names = list(windows)
     inputs = [{"stream": s} | ({} if w is None else {"window": w}) for s, w in windows.items()]
     where = [[f"{a}.k", "=", f"{b}.k"] for a, b in itertools.pairwise(names)]
@@ -116,7 +118,12 @@ def test_bounds_are_sound_and_tight(edges: list[tuple[int, int, int]], ts: list[
         # c has no window and no pair at all
         ({"a": {"range": 5}, "b": {"range": 5}, "c": None}, [], "inputs[2].window", "'c' has no window"),
         # d is bounded against c only, which is itself not connected to a and b
-        ({"a": {"range": 5}, "b": {"range": 5}, "c": None, "d": None}, [["c", "d", 1]], "inputs[2].window", "'c'"),
+        (
+            {"a": {"range": 5}, "b": {"range": 5}, "c": None, "d": None},
+            [["c", "d", 1]],
+            "inputs[2].window",
+            "'c'",
+        ),
         # rows windows give no time edge: c reaches a, never b
         ({"a": {"rows": 5}, "b": {"rows": 5}, "c": None}, [["a", "c", 3]], "inputs[2].window", "['b']"),
     ],
