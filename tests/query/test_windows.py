@@ -70,7 +70,7 @@ def test_fig11_bounds_are_the_shortest_paths() -> None:
 def test_a_given_pair_is_tightened_by_a_shorter_path() -> None:
     q = parse_definition(_spec(dict.fromkeys("abc"), [["a", "b", 1], ["b", "c", 1], ["a", "c", 10]]))
     assert pair_bounds(q)[("a", "c")] == 2
-    assert [r for r in bounds_report(q) if r["streams"] == ["a", "c"]][0]["given"] == 10
+    assert next(r for r in bounds_report(q) if r["streams"] == ["a", "c"])["given"] == 10
 
 
 def test_range_windows_bound_each_other_by_the_larger_window() -> None:

@@ -154,12 +154,12 @@ def test_equal_range_windows_equal_their_within_pairs(
     late = 10**6  # any arrival order, nothing late: the variants may differ only by their bounds
     pairs = [[x, y, t] for x, y in itertools.combinations("abc", 2)]
     variants = [
-        _query(dict.fromkeys("abc", {"range": t}), lateness=late),
+        _query({s: {"range": t} for s in "abc"}, lateness=late),
         _query(dict.fromkeys("abc"), pairs, lateness=late),
         _query(
             {"a": {"range": t}, "b": {"range": t}, "c": None}, [["a", "c", t], ["b", "c", t]], lateness=late
         ),
-        _query(dict.fromkeys("abc", {"range": t}), pairs, lateness=late),
+        _query({s: {"range": t} for s in "abc"}, pairs, lateness=late),
     ]
     results = [expected_results(q, _random_events(q, records, order)) for q in variants]
     assert all(r == results[0] for r in results[1:])

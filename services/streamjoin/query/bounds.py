@@ -54,24 +54,26 @@ def bound_graph(inputs: Sequence[InputDef], within: Sequence[WithinPair]) -> Any
 
 
 def unbounded_input(inputs: Sequence[InputDef], within: Sequence[WithinPair]) -> tuple[int, list[str]] | None:
-    """Return (index, unreached inputs) of the first input whose records could be needed forever.
+    """Return (index, unreached inputs) of an input whose records could be needed forever, or None.
 
-    A query whose inputs all have windows is bounded (None). Otherwise every input without a window
-    must be connected, in the bound graph, to every other input; the first one that is not is
-    returned with the inputs it cannot reach.
+    A query whose inputs all have windows is bounded. Otherwise every input without a window must
+    be connected, in the bound graph, to every other input. Of the windowless inputs that are not,
+    the one in the smallest connected part is named (the first in query order on a tie): the
+    input left out, rather than the ones it is missing.
     """
     if all(i.window is not None for i in inputs):
         return None
     import networkx as nx
 
     graph = bound_graph(inputs, within)
+    worst: tuple[int, int, list[str]] | None = None
     for index, inp in enumerate(inputs):
         if inp.window is None:
             reached = nx.node_connected_component(graph, inp.stream)
             missing = [i.stream for i in inputs if i.stream not in reached]
-            if missing:
-                return index, missing
-    return None
+            if missing and (worst is None or len(reached) < worst[0]):
+                worst = (len(reached), index, missing)
+    return None if worst is None else (worst[1], worst[2])
 
 
 def _shortest(query: QueryDef) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, list[str]]]]:
