@@ -1,8 +1,9 @@
 """Until the engine executes them, `within`, strict windows and the expiration scopes are refused.
 
 One gate (`require_engine_support`, called by `parse_query`) stops them on every path that would
-run a query: the API's compile step (HTTP 422), the joiner reading the registry (the query is
-reported as a problem, not run), and the replay CLI (exit status 2, one line on stderr).
+run a query: the API's compile step (HTTP 422), the registry read that feeds the joiner (the query
+is reported as a problem, not run), and the replay CLI (exit status 2, one line on stderr). Runtime
+control changes parse expiration with `parse_mode`, which knows eager and lazy only.
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ from typing import Any
 import pytest
 
 from streamjoin.api.services.compile import compile_query
-from streamjoin.joiner.registry_watch import specs_from_snapshot
-from streamjoin.query import UnsupportedQueryError
-from streamjoin.registry.records import Controls, QueryRecord, RegistrySnapshot, StreamRecord
+from streamjoin.query import QueryError, UnsupportedQueryError
+from streamjoin.registry.query import QueryControls, QueryRecord
+from streamjoin.registry.records import StreamRecord
 
 _STREAMS = {s: StreamRecord(s, f"t.{s}", "ts") for s in ("a", "b", "c")}
 _PLAIN: dict[str, Any] = {
@@ -58,20 +59,20 @@ def test_the_api_compile_step_refuses_cql_within() -> None:
         compile_query(raw, "SELECT * FROM a [RANGE 10 STRICT], b [RANGE 3] WHERE a.k = b.k", _STREAMS)
 
 
-def test_the_joiner_reports_the_query_and_runs_the_others() -> None:
-    def record(name: str, definition: dict[str, Any]) -> QueryRecord:
-        return QueryRecord(
-            name, {**definition, "name": name}, None, Controls.from_definition(definition), 0, 0
-        )
+def test_the_registry_read_reports_a_stored_query_instead_of_running_it() -> None:
+    """A definition stored by another writer is read back through `parse_query`: a problem, not a run."""
+    stored = json.dumps({"definition": _UNSUPPORTED[0][0], "cql": None, "created_at": 0, "revision": 1})
+    with pytest.raises(UnsupportedQueryError, match="not supported yet by the engine"):
+        QueryRecord.from_json("wjoin", stored, QueryControls())
+    plain = json.dumps({"definition": _PLAIN, "cql": None, "created_at": 0, "revision": 1})
+    assert QueryRecord.from_json("plain", plain, QueryControls()).effective().within == ()
 
-    snapshot = RegistrySnapshot(
-        version=1,
-        streams=_STREAMS,
-        queries={"plain": record("plain", _PLAIN), "wjoin": record("wjoin", _UNSUPPORTED[0][0])},
-    )
-    specs, problems = specs_from_snapshot(snapshot)
-    assert set(specs) == {"plain"}
-    assert "not supported yet by the engine" in problems["wjoin"]
+
+@pytest.mark.parametrize("mode", ["probe", "probe_insert", "probe_all"])
+def test_a_runtime_control_change_to_an_expiration_scope_is_refused(mode: str) -> None:
+    with pytest.raises(QueryError) as err:
+        QueryControls().with_changes({"expiration": {"mode": mode}})
+    assert err.value.field == "expiration.mode"
 
 
 def test_replay_exits_2_with_one_line(tmp_path: Path) -> None:

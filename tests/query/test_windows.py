@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from streamjoin.query import (
-    ExpirationDef,
+    ModeDef,
     QueryError,
     RangeWindow,
     UnsupportedQueryError,
@@ -181,7 +181,7 @@ def test_bad_strict(window: dict[str, Any], field: str, words: str) -> None:
 @pytest.mark.parametrize("mode", ["probe", "probe_insert", "probe_all"])
 def test_expiration_scopes_parse_and_take_no_every(mode: str) -> None:
     q = parse_definition(_spec({"a": {"range": 1}, "b": {"range": 1}}, expiration={"mode": mode}))
-    assert q.expiration == ExpirationDef(mode)  # type: ignore[arg-type]
+    assert q.expiration == ModeDef(mode)  # type: ignore[arg-type]
     with pytest.raises(QueryError, match="takes no other field"):
         parse_definition(_spec({"a": {"range": 1}, "b": {"range": 1}}, expiration={"mode": mode, "every": 5}))
 

@@ -66,5 +66,5 @@ def dump_query(query: QueryDef) -> dict[str, Any]:
 
 
 def dump_mode(mode: ModeDef) -> dict[str, Any]:
-    """Return the JSON form of an evaluation or expiration mode (the inverse of `parse_mode`, `parse_expiration`)."""
+    """Return the JSON form of an evaluation or expiration mode (inverse of `parse_mode`)."""
     return _mode(mode)

@@ -24,15 +24,19 @@ _WINDOW = stat_fields(WindowStats)
 _OPERATOR = stat_fields(OperatorStats)
 
 
-def window_label(window: WindowDef) -> str:
+def window_label(window: WindowDef | None) -> str:
     """Return a window in CQL spelling, for labels: `RANGE 100`, `ROWS 50`, `PARTITION BY k ROWS 5`.
+
+    `RANGE 100 STRICT` for a strict window; `NONE` for an input bounded by `within` pairs only.
 
     >>> from streamjoin.query.model import RowsWindow
     >>> window_label(RowsWindow(5, "k"))
     'PARTITION BY k ROWS 5'
     """
+    if window is None:
+        return "NONE"
     if isinstance(window, RangeWindow):
-        return f"RANGE {window.range}"
+        return f"RANGE {window.range} STRICT" if window.strict else f"RANGE {window.range}"
     rows = f"ROWS {window.rows}"
     return rows if window.partition_by is None else f"PARTITION BY {window.partition_by} {rows}"
 
