@@ -3,7 +3,7 @@
 A hand-written tokenizer and recursive-descent parser: the text is data, never evaluated. Grammar
 (keywords case-insensitive, identifiers case-sensitive, `"quoted"` identifiers for anything else)::
 
-    query     := SELECT select FROM input ("," input)* [WHERE condition] [";"]
+    query     := SELECT select FROM input ("," input)* [WHERE condition] [shed] [";"]
     select    := "*" | ref ("," ref)*
     input     := stream "[" window "]"
     window    := RANGE number [unit] | ROWS integer | PARTITION BY field ROWS integer
@@ -13,6 +13,10 @@ A hand-written tokenizer and recursive-descent parser: the text is data, never e
     ref       := stream "." field
     op        := "=" | "!=" | "<>" | "<" | "<=" | ">" | ">="
     unit      := MS | MILLISECOND[S] | SECOND[S] | MINUTE[S] | HOUR[S] | DAY[S]
+    shed      := SHED MEMORY integer POLICY name [IMPORTANCE field] [COMBINE name] [SEED integer]
+
+The SHED clause is the query's `shedding` field (`streamjoin.query.shedding`); its words are
+keywords only there, so a stream named `shed` needs no quotes.
 
 A bare RANGE is in the query's timestamp unit; a unit converts to milliseconds (so it assumes
 millisecond timestamps). Every problem raises `CqlError` (a `QueryError` with field `cql`) whose
@@ -42,6 +46,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from streamjoin.query.parse import QueryError
+from streamjoin.query.shedding import COMBINE_NAMES, POLICY_NAMES
 
 __all__ = ["MAX_CQL_LENGTH", "CqlError", "CqlStream", "Stream", "format_cql", "parse_cql"]
 
@@ -226,6 +231,7 @@ class _Parser:
         where: list[list[Any]] = []
         if self.accept("WHERE"):
             self.condition(where, depth=0)
+        shedding = self.shed() if self.accept("SHED") else None
         self.punct(";")
         if self.tok.kind != "end":
             if self.tok.keyword in ("OR", "NOT"):
@@ -237,7 +243,34 @@ class _Parser:
         out: dict[str, Any] = {"inputs": self.inputs, "where": where}
         if select is not None:
             out["select"] = select
+        if shedding is not None:
+            out["shedding"] = shedding
         return out
+
+    def shed(self) -> dict[str, Any]:
+        self.expect("MEMORY")
+        memory, token = self.number("a memory budget (records)")
+        if not isinstance(memory, int) or memory <= 0:
+            raise self.fail("MEMORY must be an integer > 0", token)
+        self.expect("POLICY")
+        out: dict[str, Any] = {"memory": memory, "policy": self.choice(POLICY_NAMES, "a policy")}
+        if self.accept("IMPORTANCE"):
+            out["importance"] = self.identifier("an importance field", allow_keyword=True)
+        if self.accept("COMBINE"):
+            out["combine"] = self.choice(COMBINE_NAMES, "a combine function")
+        if self.accept("SEED"):
+            seed, token = self.number("a seed")
+            if not isinstance(seed, int):
+                raise self.fail("SEED must be an integer", token)
+            out["seed"] = seed
+        return out
+
+    def choice(self, names: Sequence[str], what: str) -> str:
+        token = self.tok
+        if token.kind != "word" or token.text.lower() not in names:
+            raise self.fail(f"expected {what} ({', '.join(names)}), found {self.describe(token)}")
+        self.i += 1
+        return token.text.lower()
 
     def select(self) -> list[str] | None:
         if self.punct("*"):
@@ -389,7 +422,7 @@ def _window(window: Mapping[str, Any]) -> str:
 
 
 def format_cql(query: Mapping[str, Any]) -> str:
-    """Return the CQL text of a query JSON's inputs, where and select (the other fields have no CQL)."""
+    """Return the CQL text of a query JSON's inputs, where, select and shedding (the rest has no CQL)."""
     inputs: Sequence[Mapping[str, Any]] = query["inputs"]
     streams = frozenset(str(i["stream"]) for i in inputs)
     select = query.get("select")
@@ -401,4 +434,18 @@ def format_cql(query: Mapping[str, Any]) -> str:
     if where:
         conditions = (f"{_operand(a, streams)} {op} {_operand(b, streams)}" for a, op, b in where)
         parts.append("WHERE " + " AND ".join(conditions))
+    shedding = query.get("shedding")
+    if shedding:
+        parts.append(_shed(shedding))
     return " ".join(parts)
+
+
+def _shed(shedding: Mapping[str, Any]) -> str:
+    text = f"SHED MEMORY {int(shedding['memory'])} POLICY {shedding['policy']}"
+    if shedding.get("importance") is not None:
+        text += f" IMPORTANCE {_field(shedding['importance'])}"
+    if shedding.get("combine", "min") != "min":
+        text += f" COMBINE {shedding['combine']}"
+    if shedding.get("seed", 0) != 0:
+        text += f" SEED {int(shedding['seed'])}"
+    return text

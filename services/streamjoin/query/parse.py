@@ -25,6 +25,7 @@ from streamjoin.query.model import (
     StartPosition,
     WindowDef,
 )
+from streamjoin.query.shedding import parse_shedding
 
 __all__ = ["QueryError", "parse_operand", "parse_query", "validate_join_graph"]
 
@@ -43,6 +44,7 @@ _TOP_LEVEL: frozenset[str] = frozenset(
         "select",
         "start",
         "dead_letter",
+        "shedding",
     }
 )
 
@@ -269,4 +271,5 @@ def parse_query(raw: object) -> QueryDef:
         select=_select(spec.get("select"), streams),
         start=_start(spec.get("start")),
         dead_letter_topic=dead_letter,
+        shedding=parse_shedding(spec.get("shedding"), inputs=len(inputs)),
     )
