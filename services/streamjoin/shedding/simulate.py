@@ -101,14 +101,22 @@ class _Prober:
         out: list[ShedResult] = []
         chosen: list[ShedEntry] = []
         combo: list[Mapping[str, Any]] = []
+        # new_after[d]: some window from d on has a record of this instant.
+        new_after = [False] * (n + 1)
+        for d in range(n - 1, -1, -1):
+            new_after[d] = new_after[d + 1] or bool(new[d])
 
         def extend(depth: int, fresh: bool) -> None:
             if depth == n:
-                if fresh:
-                    members = tuple(e.seq for e in chosen)
-                    out.append(ShedResult(members, combine([e.importance for e in chosen]), index))
+                members = tuple(e.seq for e in chosen)
+                out.append(ShedResult(members, combine([e.importance for e in chosen]), index))
                 return
-            for is_new, group in ((True, new[depth]), (False, old[depth])):
+            if not fresh and not new_after[depth]:
+                return  # only older records left to choose: that result was produced before
+            groups = [(True, new[depth])]
+            if fresh or new_after[depth + 1]:
+                groups.append((False, old[depth]))
+            for is_new, group in groups:
                 for entry in group:
                     chosen.append(entry)
                     combo.append(records[entry.seq])
