@@ -32,8 +32,8 @@ def _useful(instance: ShedInstance, gains: Gains, window: int) -> dict[int, tupl
     }
 
 
-def odja_work(instance: ShedInstance, gains: Gains, window: int, share: int) -> int:
-    """Return an estimate of the states ODJA visits for `window` (to choose it or the flow)."""
+def odja_work(instance: ShedInstance, gains: Gains, window: int, share: int, limit: int) -> int:
+    """Return an estimate of the states ODJA visits for `window`, or a number > `limit` once over it."""
     spans = _useful(instance, gains, window)
     alive = [0] * (len(instance.instants) + 1)
     for first, last in spans.values():
@@ -43,6 +43,8 @@ def odja_work(instance: ShedInstance, gains: Gains, window: int, share: int) -> 
     for step in alive:
         running += step
         work += math.comb(running, min(share, running)) * (running + 1)
+        if work > limit:
+            break
     return work
 
 

@@ -71,7 +71,10 @@ def optimum(
     if method == "odja" and not two:
         raise ValueError("odja is the two-input dynamic programme; use flow for more inputs")
     if method == "auto":
-        small = all(odja_work(instance, gains, w, share) <= ODJA_WORK_LIMIT for w in range(instance.windows))
+        small = all(
+            odja_work(instance, gains, w, share, ODJA_WORK_LIMIT) <= ODJA_WORK_LIMIT
+            for w in range(instance.windows)
+        )
         method = "odja" if two and small else "flow"
     solve = odja_window if method == "odja" else flow_window
     plan: set[tuple[int, int]] = set()
