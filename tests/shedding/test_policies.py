@@ -14,6 +14,7 @@ from streamjoin.shedding import (
     PolicyContext,
     SheddingPolicy,
     ShedEntry,
+    WindowShedder,
     build_instance,
     evaluate,
     make_policy,
@@ -160,3 +161,18 @@ def test_a_record_evicted_at_an_instant_does_not_join_that_instant() -> None:
     assert report["optimum"]["importance"] == 5
     simp = next(p for p in report["policies"] if p["policy"] == "simp")
     assert simp == {"policy": "simp", "results": 1, "importance": 5}
+
+
+def test_window_shedder_applies_a_share_changed_at_runtime_at_the_next_insert() -> None:
+    shedder = WindowShedder(make_policy("simp", TWO), share=3)
+    held = [_e(0, seq, seq, imp, "x") for seq, imp in enumerate((4, 1, 3))]
+    for e in held:
+        shedder.arrive(e, e.ts)
+        assert shedder.admit(e, held[: e.seq + 1], e.ts) == []
+    shedder.share = 1  # a smaller budget: the excess goes at the window's next insert
+    new = _e(0, 3, 3, 2, "x")
+    shedder.arrive(new, 3)
+    victims = shedder.admit(new, [*held, new], 3)
+    assert [v.seq for v in victims] == [1, 3, 2]  # importance 1, 2, 3 go; 4 stays
+    with pytest.raises(ValueError, match="at least 1"):
+        shedder.share = 0

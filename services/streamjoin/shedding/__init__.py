@@ -2,6 +2,7 @@
 
 - `SheddingPolicy` (`policy`): the decision API the engine's window eviction hook calls; the six
   built-in policies (`policies`) register themselves in `POLICIES`; `make_policy` builds one.
+- `WindowShedder` (`runtime`): a policy and the windows' share, for the engine's eviction hook.
 - `ShedEntry`, `EntryFactory` (`entry`): what a policy sees of a record.
 - `simulate` (`simulate`): the reference simulator of the paper's discrete-time model.
 - `optimum` (`optimum`, `odja`, `flow`): the offline optimum; `evaluate`: the shed-eval report.
@@ -13,6 +14,7 @@ from streamjoin.shedding.evaluate import evaluate
 from streamjoin.shedding.instance import Instant, ShedInputError, ShedInstance, build_instance
 from streamjoin.shedding.optimum import Optimum, optimum
 from streamjoin.shedding.policy import POLICIES, PolicyContext, SheddingPolicy, make_policy, register_policy
+from streamjoin.shedding.runtime import WindowShedder
 from streamjoin.shedding.simulate import Outcome, ShedResult, simulate
 
 __all__ = [
@@ -29,6 +31,7 @@ __all__ = [
     "ShedInstance",
     "ShedResult",
     "SheddingPolicy",
+    "WindowShedder",
     "build_instance",
     "evaluate",
     "make_policy",

@@ -29,6 +29,7 @@ from streamjoin.query.model import FieldRef, Operand, Predicate
 from streamjoin.shedding.entry import ShedEntry
 from streamjoin.shedding.instance import ShedInstance
 from streamjoin.shedding.policy import SheddingPolicy
+from streamjoin.shedding.runtime import WindowShedder
 
 __all__ = ["Outcome", "ShedResult", "simulate"]
 
@@ -139,6 +140,7 @@ def simulate(
     """
     if (policy is None) != (share is None):
         raise ValueError("give both a policy and a share, or neither")
+    shedder = None if policy is None or share is None else WindowShedder(policy, share)
     windows: list[dict[int, ShedEntry]] = [{} for _ in range(instance.windows)]
     prober = _Prober(instance)
     results: list[ShedResult] = []
@@ -148,21 +150,18 @@ def simulate(
         for i, window in enumerate(windows):
             for entry in [e for e in window.values() if now - e.ts > instance.lifetimes[i]]:
                 del window[entry.seq]
-                if policy is not None:
-                    policy.removed(entry)
+                if shedder is not None:
+                    shedder.expired(entry)
         arriving = {e.seq for e in instant.arrivals}
-        if policy is not None:
+        if shedder is not None:
             for entry in instant.arrivals:
-                policy.arrive(entry, now)
+                shedder.arrive(entry, now)
         for entry in instant.arrivals:
             window = windows[entry.window]
             window[entry.seq] = entry
-            if policy is not None and share is not None:
-                policy.admitted(entry)
-                if len(window) > share:
-                    victim = policy.victim(tuple(window.values()), now)
+            if shedder is not None:
+                for victim in shedder.admit(entry, tuple(window.values()), now):
                     del window[victim.seq]
-                    policy.removed(victim)
                     shed += 1
         new: list[list[ShedEntry]] = [[] for _ in windows]
         for entry in instant.arrivals:
@@ -170,9 +169,9 @@ def simulate(
         old = [[e for e in window.values() if e.seq not in arriving] for window in windows]
         found = prober.results(index, new, old)
         results.extend(found)
-        if policy is not None:
+        if shedder is not None:
             produced: Counter[int] = Counter()
             for result in found:
                 produced.update(seq for seq in result.members if seq not in arriving)
-            policy.end_instant(now, produced)
+            shedder.end_instant(now, produced)
     return Outcome(tuple(results), shed)
