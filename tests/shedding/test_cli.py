@@ -136,3 +136,15 @@ def test_more_than_two_inputs_report_an_upper_bound_and_a_feasible_schedule(tmp_
     optimum = json.loads(done.stdout)["optimum"]
     assert optimum["method"] == "flow-upper-bound"
     assert optimum["feasible"]["importance"] <= optimum["importance"]
+
+
+def test_without_importance_the_optimum_is_the_max_count_one(tmp_path: Path) -> None:
+    # Every record has importance 1: the optimum is Das et al.'s max-subset, 8 results at memory 4.
+    unweighted = query()
+    unweighted["shedding"] = {"memory": 4, "policy": "simp"}
+    done = _run(tmp_path, unweighted, events(), "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["exact"] == {"results": 9, "importance": 9}
+    assert report["optimum"] == {"results": 8, "importance": 8, "method": "odja"}
+    assert all(p["results"] == p["importance"] <= 8 for p in report["policies"])

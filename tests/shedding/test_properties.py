@@ -90,9 +90,15 @@ def _check(case: Case, share: int) -> None:
     best = optimum(case.instance, exact.results, share)
     assert best.feasible_importance <= best.importance + EPS
     assert best.importance <= exact.importance + EPS
+    same_instant = Counter(
+        tuple((0, case.instance.offsets[s]) for s in r.members)
+        for r in exact.results
+        if all(case.instance.instant_of[s] == r.instant for s in r.members)
+    )
     for name in POLICIES:
         outcome = simulate(case.instance, make_policy(name, case.instance.context(seed=3)), share)
         assert not _keys(case, outcome) - exact_keys, name  # a sub-multiset of the exact result
+        assert not same_instant - _keys(case, outcome), name  # records of one instant always join
         assert outcome.importance <= best.importance + EPS, name
 
 
