@@ -3,7 +3,8 @@
 A hand-written tokenizer and recursive-descent parser: the text is data, never evaluated. Grammar
 (keywords case-insensitive, identifiers case-sensitive, `"quoted"` identifiers for anything else)::
 
-    query     := SELECT select FROM input ("," input)* [WITHIN pair ("," pair)*] [WHERE condition] [";"]
+    query     := SELECT select FROM input ("," input)* [WITHIN pair ("," pair)*]
+                 [WHERE condition] [shed] [";"]
     select    := "*" | ref ("," ref)*
     input     := stream ["[" window "]"]
     window    := RANGE number [unit] [STRICT] | ROWS integer | PARTITION BY field ROWS integer
@@ -14,6 +15,10 @@ A hand-written tokenizer and recursive-descent parser: the text is data, never e
     ref       := stream "." field
     op        := "=" | "!=" | "<>" | "<" | "<=" | ">" | ">="
     unit      := MS | MILLISECOND[S] | SECOND[S] | MINUTE[S] | HOUR[S] | DAY[S]
+    shed      := SHED MEMORY integer POLICY name [IMPORTANCE field] [COMBINE name] [SEED integer]
+
+The SHED clause is the query's `shedding` field (`streamjoin.query.shedding`); its words are
+keywords only there, so a stream named `shed` needs no quotes.
 
 A bare RANGE or WITHIN bound is in the query's timestamp unit; a unit converts to milliseconds (so
 it assumes millisecond timestamps). `WITHIN (a, b) 50` is the `within` pair `["a", "b", 50]`; an
@@ -30,7 +35,7 @@ position.
 >>> parse_cql("SELECT * FROM a [RANGE 0], b [ROWS 50]", streams)
 Traceback (most recent call last):
 ...
-streamjoin.query.cql.CqlError: cql: a RANGE window must be > 0 at position 23 (line 1, column 24)
+streamjoin.query.cql_lex.CqlError: cql: a RANGE window must be > 0 at position 23 (line 1, column 24)
 >>> format_cql(q)
 'SELECT * FROM a [RANGE 100], b [ROWS 50] WHERE a.src = b.src'
 >>> w = parse_cql("SELECT * FROM a [RANGE 100 STRICT], b WITHIN (a, b) 50 WHERE a.src = b.src", streams)
@@ -41,13 +46,14 @@ streamjoin.query.cql.CqlError: cql: a RANGE window must be > 0 at position 23 (l
 from __future__ import annotations
 
 import math
-import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from streamjoin.query.cql_format import RESERVED, format_cql
+from streamjoin.query.cql_lex import CqlError, Token, tokenize
 from streamjoin.query.parse import QueryError
+from streamjoin.query.shedding import COMBINE_NAMES, POLICY_NAMES
 
 __all__ = ["MAX_CQL_LENGTH", "CqlError", "CqlStream", "Stream", "format_cql", "parse_cql"]
 
@@ -60,26 +66,6 @@ _UNITS_MS = {
     "DAY": 86_400_000, "DAYS": 86_400_000,
 }  # fmt: skip
 _OPS = {"=": "=", "!=": "!=", "<>": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
-_TOKEN = re.compile(
-    r"""(?P<ws>\s+)
-      | (?P<number>-?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?)
-      | (?P<word>[A-Za-z_][A-Za-z0-9_]*)
-      | (?P<qident>"(?:[^"]|"")*")
-      | (?P<string>'(?:[^']|'')*')
-      | (?P<op><>|!=|<=|>=|[=<>])
-      | (?P<punct>[*,.\[\]();])""",
-    re.VERBOSE,
-)
-
-
-class CqlError(QueryError):
-    """CQL text that cannot be accepted; `position` is the 0-based offset of the problem."""
-
-    def __init__(self, text: str, position: int, message: str) -> None:
-        line = text.count("\n", 0, position) + 1
-        column = position - (text.rfind("\n", 0, position) + 1) + 1
-        super().__init__("cql", f"{message} at position {position} (line {line}, column {column})")
-        self.position = position
 
 
 class CqlStream(Protocol):
@@ -104,57 +90,31 @@ class Stream:
     timestamp: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class _Token:
-    kind: str  # number, word, qident, string, op, punct, end
-    text: str
-    pos: int
-
-    @property
-    def keyword(self) -> str | None:
-        return self.text.upper() if self.kind == "word" else None
-
-
-def _tokenize(text: str) -> list[_Token]:
-    tokens: list[_Token] = []
-    pos = 0
-    while pos < len(text):
-        match = _TOKEN.match(text, pos)
-        if match is None:
-            raise CqlError(text, pos, f"unexpected character {text[pos]!r}")
-        kind = match.lastgroup or ""
-        if kind != "ws":
-            tokens.append(_Token(kind, match.group(), pos))
-        pos = match.end()
-    tokens.append(_Token("end", "", len(text)))
-    return tokens
-
-
 class _Parser:
     """Recursive descent over the token list; builds the query JSON fragments."""
 
     def __init__(self, text: str, streams: Mapping[str, CqlStream]) -> None:
         self.text = text
         self.streams = streams
-        self.tokens = _tokenize(text)
+        self.tokens = tokenize(text)
         self.i = 0
         self.inputs: list[dict[str, Any]] = []
         self.names: set[str] = set()
-        self.refs: list[tuple[str, _Token]] = []  # stream of each ref, to check after FROM
+        self.refs: list[tuple[str, Token]] = []  # stream of each ref, to check after FROM
         self.within: list[list[Any]] = []
 
     # -- helpers --------------------------------------------------------------------------------
     @property
-    def tok(self) -> _Token:
+    def tok(self) -> Token:
         return self.tokens[self.i]
 
-    def fail(self, message: str, token: _Token | None = None) -> CqlError:
+    def fail(self, message: str, token: Token | None = None) -> CqlError:
         return CqlError(self.text, (token or self.tok).pos, message)
 
-    def describe(self, token: _Token) -> str:
+    def describe(self, token: Token) -> str:
         return "the end of the text" if token.kind == "end" else repr(token.text)
 
-    def take(self) -> _Token:
+    def take(self) -> Token:
         token = self.tok
         self.i += 1
         return token
@@ -194,7 +154,7 @@ class _Parser:
             raise self.fail(f'expected {what}, found keyword {token.text!r} (quote it: "{token.text}")')
         raise self.fail(f"expected {what}, found {self.describe(token)}")
 
-    def number(self, what: str) -> tuple[int | float, _Token]:
+    def number(self, what: str) -> tuple[int | float, Token]:
         token = self.tok
         if token.kind != "number":
             raise self.fail(f"expected {what}, found {self.describe(token)}")
@@ -219,6 +179,7 @@ class _Parser:
         where: list[list[Any]] = []
         if self.accept("WHERE"):
             self.condition(where, depth=0)
+        shedding = self.shed() if self.accept("SHED") else None
         self.punct(";")
         if self.tok.kind != "end":
             if self.tok.keyword in ("OR", "NOT"):
@@ -232,7 +193,34 @@ class _Parser:
             out["within"] = self.within
         if select is not None:
             out["select"] = select
+        if shedding is not None:
+            out["shedding"] = shedding
         return out
+
+    def shed(self) -> dict[str, Any]:
+        self.expect("MEMORY")
+        memory, token = self.number("a memory budget (records)")
+        if not isinstance(memory, int) or memory <= 0:
+            raise self.fail("MEMORY must be an integer > 0", token)
+        self.expect("POLICY")
+        out: dict[str, Any] = {"memory": memory, "policy": self.choice(POLICY_NAMES, "a policy")}
+        if self.accept("IMPORTANCE"):
+            out["importance"] = self.identifier("an importance field", allow_keyword=True)
+        if self.accept("COMBINE"):
+            out["combine"] = self.choice(COMBINE_NAMES, "a combine function")
+        if self.accept("SEED"):
+            seed, token = self.number("a seed")
+            if not isinstance(seed, int):
+                raise self.fail("SEED must be an integer", token)
+            out["seed"] = seed
+        return out
+
+    def choice(self, names: Sequence[str], what: str) -> str:
+        token = self.tok
+        if token.kind != "word" or token.text.lower() not in names:
+            raise self.fail(f"expected {what} ({', '.join(names)}), found {self.describe(token)}")
+        self.i += 1
+        return token.text.lower()
 
     def select(self) -> list[str] | None:
         if self.punct("*"):

@@ -74,7 +74,7 @@ def _window(window: Mapping[str, Any]) -> str:
 
 
 def format_cql(query: Mapping[str, Any]) -> str:
-    """Return the CQL text of a query JSON's inputs, within, where and select (the rest has no CQL).
+    """Return the CQL text of a query JSON's inputs, within, where, select and shedding (the rest has no CQL).
 
     >>> format_cql({"inputs": [{"stream": "a", "window": {"range": 5, "strict": True}}, {"stream": "b"}],
     ...     "within": [["a", "b", 3]], "where": [["a.k", "=", "b.k"]]})
@@ -93,4 +93,18 @@ def format_cql(query: Mapping[str, Any]) -> str:
     if where:
         conditions = (f"{_operand(a, streams)} {op} {_operand(b, streams)}" for a, op, b in where)
         parts.append("WHERE " + " AND ".join(conditions))
+    shedding = query.get("shedding")
+    if shedding:
+        parts.append(_shed(shedding))
     return " ".join(parts)
+
+
+def _shed(shedding: Mapping[str, Any]) -> str:
+    text = f"SHED MEMORY {int(shedding['memory'])} POLICY {shedding['policy']}"
+    if shedding.get("importance") is not None:
+        text += f" IMPORTANCE {_field(shedding['importance'])}"
+    if shedding.get("combine", "min") != "min":
+        text += f" COMBINE {shedding['combine']}"
+    if shedding.get("seed", 0) != 0:
+        text += f" SEED {int(shedding['seed'])}"
+    return text

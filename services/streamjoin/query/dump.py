@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from streamjoin.query.model import FieldRef, ModeDef, Operand, QueryDef, RangeWindow, WindowDef
+from streamjoin.query.shedding import dump_shedding
 
 __all__ = ["dump_mode", "dump_query"]
 
@@ -62,6 +63,8 @@ def dump_query(query: QueryDef) -> dict[str, Any]:
         out["within"] = [[p.left, p.right, p.bound] for p in query.within]
     if query.dead_letter_topic is not None:
         out["dead_letter"] = {"topic": query.dead_letter_topic}
+    if query.shedding is not None:
+        out["shedding"] = dump_shedding(query.shedding)
     return out
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
+from streamjoin.query.shedding import SheddingDef
+
 __all__ = [
     "Algorithm",
     "Comparison",
@@ -157,6 +159,7 @@ class QueryDef:
     start: StartPosition = "latest"
     dead_letter_topic: str | None = None
     within: tuple[WithinPair, ...] = ()
+    shedding: SheddingDef | None = None
 
     @property
     def stream_names(self) -> tuple[str, ...]:

@@ -30,6 +30,7 @@ from streamjoin.query.model import (
     WindowDef,
     WithinPair,
 )
+from streamjoin.query.shedding import parse_shedding
 
 __all__ = [
     "QueryError",
@@ -59,6 +60,7 @@ _TOP_LEVEL: frozenset[str] = frozenset(
         "start",
         "dead_letter",
         "within",
+        "shedding",
     }
 )
 
@@ -340,6 +342,7 @@ def parse_definition(raw: object) -> QueryDef:
         start=_start(spec.get("start")),
         dead_letter_topic=dead_letter,
         within=within,
+        shedding=parse_shedding(spec.get("shedding"), inputs=len(inputs)),
     )
 
 
