@@ -28,15 +28,32 @@ from streamjoin.query.model import QueryDef, RangeWindow, RowsWindow
 __all__ = ["SlidingDistinct", "StatsCollector", "merged_rates", "merged_snapshot"]
 
 
+_PENDING_MAX = 1024
+"""Values of the open slice held exactly before they are hashed into its sketch (each once)."""
+
+
 class SlidingDistinct:
     """Count distinct values over the last `span` positions (time, or record numbers).
 
     The span is cut into `slices` slices, each a HyperLogLog; a count merges the slices that
     overlap `[now - span, now]`, so it may include up to one slice's worth of older values. The
-    merge of the closed slices is cached, so a count costs one merge and one estimate.
+    merge of the closed slices is cached, so a count costs one merge and one estimate. The newest
+    slice's values first go to a set (up to `_PENDING_MAX`), so a value repeated within a slice,
+    as join keys are, is hashed once.
     """
 
-    __slots__ = ("_closed", "_precision", "_slices", "_span", "_width")
+    __slots__ = (
+        "_closed",
+        "_current",
+        "_hi",
+        "_key",
+        "_lo",
+        "_pending",
+        "_precision",
+        "_slices",
+        "_span",
+        "_width",
+    )
 
     def __init__(self, span: float, slices: int = 4, precision: int = 12) -> None:
         if not span > 0 or slices < 1:
@@ -46,17 +63,56 @@ class SlidingDistinct:
         self._precision = precision
         self._slices: dict[int, HyperLogLog] = {}
         self._closed: tuple[tuple[int, int], HyperLogLog] | None = None
+        self._pending: set[object] = set()
+        self._current: HyperLogLog | None = None
+        """The newest slice's sketch, number `_key`, covering positions `[_lo, _hi)`."""
+        self._key = 0
+        self._lo = self._hi = 0.0
 
     def add(self, value: object, position: float) -> None:
         """Add `value` seen at `position`."""
+        if self._lo <= position < self._hi:
+            pending = self._pending
+            try:
+                pending.add(value)
+            except TypeError:  # unhashable (a list): straight into the sketch, which hashes its text
+                if self._current is not None:  # always, once the bounds are set
+                    self._current.add(value)
+                return
+            if len(pending) >= _PENDING_MAX:
+                self._flush()
+            return
+        self._add_elsewhere(value, position)
+
+    def _add_elsewhere(self, value: object, position: float) -> None:
+        """Add a value outside the open slice: it opens a newer one, or belongs to an older one."""
         key = math.floor(position / self._width)
+        if self._current is not None and key < self._key:  # disorder: an older slice, if still kept
+            oldest = math.floor((self._hi - self._span) / self._width)
+            if key >= oldest:
+                self._slices.setdefault(key, HyperLogLog(self._precision)).add(value)
+            return
+        self._flush()
         sketch = self._slices.get(key)
         if sketch is None:
             sketch = self._slices[key] = HyperLogLog(self._precision)
             oldest = math.floor((position - self._span) / self._width)
             for old in [k for k in self._slices if k < oldest]:
                 del self._slices[old]
-        sketch.add(value)
+        self._current, self._key = sketch, key
+        self._lo, self._hi = key * self._width, (key + 1) * self._width
+        if self._lo <= position < self._hi:
+            self.add(value, position)
+        else:  # rounding put it at the slice's edge
+            sketch.add(value)
+
+    def _flush(self) -> None:
+        """Hash the pending values into the open slice's sketch."""
+        if self._pending and self._current is not None:
+            add = self._current.add
+            for value in self._pending:
+                add(value)
+            self._pending.clear()
 
     def count(self, now: float) -> float:
         """Return the estimated distinct values in the span ending at `now`."""
@@ -65,6 +121,7 @@ class SlidingDistinct:
 
     def sketch(self, now: float) -> HyperLogLog | None:
         """Return the values of the span ending at `now` as one sketch (None: none seen)."""
+        self._flush()
         oldest = math.floor((now - self._span) / self._width)
         keys = sorted(k for k in self._slices if k >= oldest)
         if not keys:
@@ -81,8 +138,11 @@ class SlidingDistinct:
         return merged
 
 
+_MISSING = object()
+
+
 class _Input:
-    __slots__ = ("count", "distinct", "fields", "rate", "window")
+    __slots__ = ("by_time", "count", "counters", "distinct", "fields", "rate", "window")
 
     def __init__(
         self, window: RangeWindow | RowsWindow, fields: tuple[str, ...], half_life: float, horizon: float
@@ -93,6 +153,8 @@ class _Input:
         self.count = 0
         span = window.range if isinstance(window, RangeWindow) else float(window.rows)
         self.distinct = {f: SlidingDistinct(span * horizon, slices=max(4, round(horizon))) for f in fields}
+        self.counters = tuple(self.distinct.items())
+        self.by_time = isinstance(window, RangeWindow)
 
 
 class StatsCollector:
@@ -131,11 +193,14 @@ class StatsCollector:
         inp = self._inputs[stream]
         inp.rate.observe(ts)
         inp.count += 1
-        position = ts if isinstance(inp.window, RangeWindow) else float(inp.count)
-        for f in inp.fields:
-            if f in record:
-                inp.distinct[f].add(record[f], position)
-        self._now = ts if self._now is None else max(self._now, ts)
+        position = ts if inp.by_time else float(inp.count)
+        for f, distinct in inp.counters:
+            value = record.get(f, _MISSING)
+            if value is not _MISSING:
+                distinct.add(value, position)
+        now = self._now
+        if now is None or ts > now:
+            self._now = ts
 
     def rates(self, now: float | None = None) -> dict[str, float]:
         """Return each input's estimated rate at event time `now` (default: the newest record)."""
