@@ -12,14 +12,14 @@ from typing import Any, Protocol
 
 import orjson
 
-from streamjoin.engine import MalformedRecord, RecordReader, Result, ResultFormatter
-from streamjoin.engine.checkpoint import EngineDelta
+from streamjoin.engine import MalformedRecord, RecordReader, ResultFormatter
 from streamjoin.engine.entry import Entry
 from streamjoin.joiner.outbox import OutboxRecord, encode_record
+from streamjoin.operator import JoinOperator
 from streamjoin.query.model import QueryDef, RangeWindow
 from streamjoin.state.base import CommitBatch, Trim
 
-__all__ = ["BatchBuilder", "BuiltBatch", "Feed", "Message"]
+__all__ = ["BatchBuilder", "BuiltBatch", "Message"]
 
 
 class Message(Protocol):
@@ -31,32 +31,6 @@ class Message(Protocol):
     timestamp: int
     key: bytes | None
     value: bytes | None
-
-
-class Feed(Protocol):
-    """What the builder feeds: a journaled engine, or the `JoinOperator` around one."""
-
-    def add(
-        self,
-        stream: str,
-        record: Mapping[str, Any],
-        *,
-        ts: float,
-        partition: int = 0,
-        offset: int,
-        size: int = 0,
-        extra: Any = None,
-    ) -> bool:
-        """Buffer one record; return False when it is late."""
-        ...
-
-    def advance(self) -> list[Result]:
-        """Join what the watermark allows."""
-        ...
-
-    def take_delta(self) -> EngineDelta:
-        """Return what changed since the last call."""
-        ...
 
 
 @dataclass(slots=True)
@@ -106,7 +80,7 @@ class BatchBuilder:
 
     def build(
         self,
-        engine: Feed,
+        engine: JoinOperator,
         messages: Mapping[Any, Iterable[Message]],
         *,
         batch: int,
@@ -115,7 +89,7 @@ class BatchBuilder:
         last_arrival: dict[str, float],
         now: float,
     ) -> BuiltBatch:
-        """Feed `messages` (by topic-partition) to `engine`, advance it, and return the commit.
+        """Feed `messages` (by topic-partition) to `engine` (journaled), advance it, return the commit.
 
         `offsets` (next offset per topic) and `last_arrival` (wall time per stream) are updated.
         """
