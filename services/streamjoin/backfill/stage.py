@@ -25,7 +25,7 @@ import pandas as pd
 
 from streamjoin.backfill.plan import BackfillPlan
 from streamjoin.engine import MalformedRecord, RecordReader, Result, ResultFormatter
-from streamjoin.operator import JoinOperator, OperatorFactory
+from streamjoin.operator import JoinOperator, OperatorFactory, QueryPlanner
 
 __all__ = [
     "FEED_COLUMNS",
@@ -95,6 +95,11 @@ class GroupRunner:
         # joiner does).
         self._splice = self.query.select is None
         self._spliced_record = self._formatter.splicer()  # reads `Entry.extra`, set on `add`
+
+    @property
+    def planner(self) -> QueryPlanner:
+        """Return the planner the task's operators share (with `order: "auto"` it re-plans)."""
+        return self._factory.planner
 
     def run(self, batches: Iterable[pd.DataFrame]) -> Iterator[list[ResultRow]]:
         """Join every group of `batches`; yield its owned results as rows, a few hundred at a time."""
