@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from streamjoin.engine import MalformedRecord, RecordReader, ResultFormatter
-from streamjoin.operator import JoinOperator
+from streamjoin.operator import JoinOperator, OperatorFactory
 from streamjoin.query import QueryDef, QueryError, parse_query
 
 __all__ = ["ReplayError", "load_query", "read_events", "replay"]
@@ -73,7 +73,7 @@ def replay(
     operator: JoinOperator | None = None,
 ) -> JoinOperator:
     """Run `query` over the events `lines`, writing one output JSON line per result to `out`."""
-    operator = operator or JoinOperator(query)
+    operator = operator or OperatorFactory(query).build()
     formatter = ResultFormatter(query)
     offsets = dict.fromkeys(query.stream_names, 0)
 

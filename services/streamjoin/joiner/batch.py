@@ -6,23 +6,20 @@ outlive a batch (reader, formatter, the stream names of each topic, counters).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import orjson
 
-from streamjoin.engine import MalformedRecord, MultiJoin, RecordReader, ResultFormatter
+from streamjoin.engine import MalformedRecord, RecordReader, ResultFormatter
 from streamjoin.engine.entry import Entry
-from streamjoin.engine.program import index_fields
 from streamjoin.joiner.outbox import OutboxRecord, encode_record
+from streamjoin.operator import JoinOperator
 from streamjoin.query.model import QueryDef, RangeWindow
 from streamjoin.state.base import CommitBatch, Trim
 
 __all__ = ["BatchBuilder", "BuiltBatch", "Message"]
-
-_HLL_SLICE_ROWS_MS = 60_000
 
 
 class Message(Protocol):
@@ -63,17 +60,11 @@ class BatchBuilder:
         """The topic of each input (`CommitBatch.topics`)."""
         for i, inp in enumerate(query.inputs):
             self.streams_of.setdefault(inp.topic, []).append((inp.stream, i))
-        fields = index_fields(query)
-        self._key_field = {
-            i: (fields[inp.stream][0] if fields[inp.stream] else None) for i, inp in enumerate(query.inputs)
-        }
         key_ref = query.first_join_field
         self._key_input = query.input_index(key_ref.stream) if key_ref is not None else None
         self._splice = query.select is None
         # Every entry's `extra` is its `ResultFormatter.piece`: raw bytes, spliced pieces, output key.
         self._spliced_record = self._formatter.splicer()
-        largest = query.largest_window
-        self._hll_slice_width = largest if largest > 0 else _HLL_SLICE_ROWS_MS
         self._has_rows = any(not isinstance(i.window, RangeWindow) for i in query.inputs)
 
     def reset(self, entries: Iterable[Entry], raws: Mapping[tuple[int, int], bytes]) -> None:
@@ -89,7 +80,7 @@ class BatchBuilder:
 
     def build(
         self,
-        engine: MultiJoin,
+        engine: JoinOperator,
         messages: Mapping[Any, Iterable[Message]],
         *,
         batch: int,
@@ -98,7 +89,7 @@ class BatchBuilder:
         last_arrival: dict[str, float],
         now: float,
     ) -> BuiltBatch:
-        """Feed `messages` (by topic-partition) to `engine`, advance it, and return the commit.
+        """Feed `messages` (by topic-partition) to `engine` (journaled), advance it, return the commit.
 
         `offsets` (next offset per topic) and `last_arrival` (wall time per stream) are updated.
         """
@@ -141,16 +132,8 @@ class BatchBuilder:
         added = [(e, e.extra[2]) for e in delta.added if e not in expired_now]  # extra[2]: raw bytes
         released = [e for e in delta.released if e not in added_now]
         expired = [e for e in delta.expired if e not in added_now]
-        keys: dict[int, list[str]] = {}
-        for index, key_field in self._key_field.items():
-            if key_field is not None:
-                values = [str(e.record.get(key_field)) for e in delta.added if e.input == index]
-                if values:
-                    keys[index] = values
         encode = self._splice_results if self._splice else self._encode_results
         records = encode(results)
-        watermark = engine.watermark
-        hll_slice = math.floor(watermark / self._hll_slice_width) if math.isfinite(watermark) else 0
         counters = {"records_in": count, "results": len(records), "late": late, "dead": len(dead)}
         for stream, n in malformed.items():
             counters[f"malformed:{stream}"] = n
@@ -163,8 +146,6 @@ class BatchBuilder:
             expired=expired,
             outbox={"results": list(map(encode_record, records)), "dead": list(map(encode_record, dead))},
             counters=counters,
-            keys=keys,
-            hll_slice=hll_slice,
             trims=list(trims),
             topics=self.input_topics,
         )
