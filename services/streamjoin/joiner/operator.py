@@ -26,7 +26,8 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.errors import KafkaError
 
 from streamjoin.engine import JoinPlan, MultiJoin, ResultFormatter
-from streamjoin.joiner.batch import BatchBuilder
+from streamjoin.engine.ingest import DEFAULT_MAX_FUTURE
+from streamjoin.joiner.batch import DEFAULT_MAX_RECORD_BYTES, BatchBuilder
 from streamjoin.joiner.health import Health
 from streamjoin.joiner.kafka_io import (
     KafkaClients,
@@ -69,6 +70,10 @@ class OperatorConfig:
     backoff_initial_ms: int = 100
     backoff_max_ms: int = 5_000
     stop_timeout_ms: int = 5_000
+    max_future: float | None = DEFAULT_MAX_FUTURE
+    """How far ahead of the watermark a record may be (query's unit); None: no bound."""
+    max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
+    """The largest result or dead letter published; larger ones become references (batch.py)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +127,13 @@ class PartitionOperator:
         self._health = health
         self._config = config
         self._on_status = on_status
-        self._builder = BatchBuilder(query, partition, outputs.dead)
+        self._builder = BatchBuilder(
+            query,
+            partition,
+            outputs.dead,
+            max_future=config.max_future,
+            max_record_bytes=config.max_record_bytes,
+        )
         self._value_prefix = ResultFormatter(query).prefix
         self.stats = OperatorStats(query)
         self.engine: MultiJoin | None = None
