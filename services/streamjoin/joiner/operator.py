@@ -160,6 +160,12 @@ class PartitionOperator:
     async def stop(self) -> None:
         """Finish the current batch, wait (bounded) for its records to be published, and stop."""
         self._stopping.set()
+        try:
+            await self._stop_task()
+        finally:  # a stopped operator (its query deleted, its partition moved) is no problem of ours
+            self._health.ok(self._component)
+
+    async def _stop_task(self) -> None:
         if self._task is None:
             return
         try:
