@@ -124,23 +124,33 @@ class RecordReader:
             # exact types, as JSON decodes them: `bool` (a subclass of int) is not a timestamp
             if type(ts) is not int and (type(ts) is not float or not math.isfinite(ts)):
                 raise MalformedRecord(f"timestamp field {field!r} is not a finite number: {_short(ts)}")
-        if not -TIMESTAMP_LIMIT <= ts <= TIMESTAMP_LIMIT:
-            raise MalformedRecord(f"timestamp {_short(ts)} is out of range (beyond +-2**53)")
-        if ts > horizon:
-            raise MalformedRecord(
-                f"timestamp {_short(ts)} is more than max_future={self.max_future} ahead of the watermark"
-            )
+        if not -TIMESTAMP_LIMIT <= ts <= TIMESTAMP_LIMIT or ts > horizon:
+            self._refuse_timestamp(ts)
         for name in self._required[stream]:
             key = value.get(name)
-            if key is None:
-                raise MalformedRecord(f"missing join field {name!r}")
-            if isinstance(key, (dict, list)):
-                raise MalformedRecord(f"join field {name!r} is not a scalar")
-            if type(key) is bool:
-                raise MalformedRecord(f"join field {name!r} is a boolean ({_short(key)}): not a join key")
-            if type(key) is float and not math.isfinite(key):
-                raise MalformedRecord(f"join field {name!r} is not a finite number")
+            kind = type(key)
+            if kind is not str and kind is not int:  # the common keys pass two identity tests
+                _check_key(name, key)
         return ts, value
+
+    def _refuse_timestamp(self, ts: float) -> NoReturn:
+        if not -TIMESTAMP_LIMIT <= ts <= TIMESTAMP_LIMIT:
+            raise MalformedRecord(f"timestamp {_short(ts)} is out of range (beyond +-2**53)")
+        raise MalformedRecord(
+            f"timestamp {_short(ts)} is more than max_future={self.max_future} ahead of the watermark"
+        )
+
+
+def _check_key(name: str, key: Any) -> None:
+    """Refuse a join attribute that is missing, not a scalar, a boolean or not finite."""
+    if key is None:
+        raise MalformedRecord(f"missing join field {name!r}")
+    if isinstance(key, (dict, list)):
+        raise MalformedRecord(f"join field {name!r} is not a scalar")
+    if type(key) is bool:
+        raise MalformedRecord(f"join field {name!r} is a boolean ({_short(key)}): not a join key")
+    if type(key) is float and not math.isfinite(key):
+        raise MalformedRecord(f"join field {name!r} is not a finite number")
 
 
 def _short(value: Any) -> str:
