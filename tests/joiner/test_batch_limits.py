@@ -102,3 +102,10 @@ def test_oversized_results_and_dead_letters_become_references() -> None:
     assert letter.value == b"" and b"dropped" in dict(letter.headers)["reason"]
     assert dict(letter.headers)["source-offset"] == b"1"
     assert built.commit.counters["results"] == 0 and built.commit.counters["dead"] == 2
+
+
+def test_before_the_watermark_the_earliest_timestamp_bounds_the_future() -> None:
+    feed = Feed(max_future=1_000)
+    built = feed.send(0.0, ("a", _rec(10)), ("a", _rec(900)), ("a", _rec(5_000)))  # b has no record yet
+    assert feed.engine.watermark == float("-inf")
+    assert _reasons(built) == ["timestamp 5000 is more than max_future=1000 ahead of the watermark"]

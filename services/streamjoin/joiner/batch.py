@@ -80,6 +80,9 @@ class BatchBuilder:
         # grows with wall time (read as ms), so a producer pausing longer than `max_future` does
         # not see its later records refused for good.
         self._mark: tuple[float, float] | None = None
+        # Before the watermark exists (an input partition has had no record yet), the horizon is
+        # measured from the earliest timestamp accepted so far.
+        self._low: float | None = None
         self._formatter = ResultFormatter(query)
         self._dead_topic = dead_letter_topic
         self.streams_of: dict[str, list[tuple[str, int]]] = {}
@@ -136,8 +139,9 @@ class BatchBuilder:
         if self._mark is None or self._mark[0] != mark:
             self._mark = (mark, now)
         slack = max(0.0, (now - self._mark[1]) * 1000.0)
-        horizon_of = self._reader.horizon
+        horizon_of = self._horizon
         horizon = horizon_of(mark, slack)
+        unformed = not math.isfinite(mark)
         for tp, msgs in messages.items():
             streams = self.streams_of.get(tp.topic, ())
             last = None
@@ -158,6 +162,10 @@ class BatchBuilder:
                         late += 1
                     elif engine.watermark != mark:
                         mark = engine.watermark
+                        horizon = horizon_of(mark, slack)
+                        unformed = not math.isfinite(mark)
+                    elif unformed and (self._low is None or ts < self._low):
+                        self._low = ts
                         horizon = horizon_of(mark, slack)
             if last is not None:
                 count += len(msgs)  # type: ignore[arg-type]  # aiokafka hands lists
@@ -205,6 +213,13 @@ class BatchBuilder:
             topics=self.input_topics,
         )
         return BuiltBatch(commit, records, dead, count, newest, malformed, late)
+
+    def _horizon(self, watermark: float, slack: float) -> float:
+        """Return the largest timestamp accepted: `max_future` (plus `slack`) past the watermark, or
+        past the earliest accepted timestamp while there is no watermark yet."""
+        if math.isfinite(watermark) or self._low is None:
+            return self._reader.horizon(watermark, slack)
+        return self._reader.horizon(self._low, slack)
 
     def _decode(
         self, stream: str, raw: bytes | None, kafka_ts: float, horizon: float
