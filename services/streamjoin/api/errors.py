@@ -12,8 +12,9 @@ import logging
 from collections.abc import Sequence
 
 from fastapi import FastAPI, Request, status
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException
 
 from streamjoin.api.schemas.common import ErrorPublic, FieldError
@@ -111,7 +112,7 @@ async def _registry_error(request: Request, exc: Exception) -> JSONResponse:
 _PARSE_ERROR = "There was an error parsing the body"
 
 
-async def _http_error(request: Request, exc: Exception) -> JSONResponse:
+async def _http_error(request: Request, exc: Exception) -> Response:
     """FastAPI's own answer, except a body Python cannot decode (a 5,000-digit number, JSON nested
     thousands deep), which FastAPI calls a 400: it is invalid input like any other, a 422."""
     if not isinstance(exc, HTTPException):
@@ -121,7 +122,7 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
         reason = str(cause)[:200] if isinstance(cause, ValueError) else "nested too deep or too large"
         body = ErrorPublic(detail=f"body: not decodable JSON: {reason}", code="invalid_request", field="body")
         return _answer(status.HTTP_422_UNPROCESSABLE_CONTENT, body)
-    return JSONResponse({"detail": exc.detail}, status_code=exc.status_code, headers=exc.headers)
+    return await http_exception_handler(request, exc)
 
 
 async def _unavailable(request: Request, exc: Exception) -> JSONResponse:
