@@ -41,8 +41,11 @@ class EvictionPolicy(Protocol):
 EvictionFactory = Callable[[QueryDef, InputDef], "EvictionPolicy | None"]
 """Build the policy of one input's window (None: keep everything)."""
 
-InsertHook = Callable[[Entry], None]
-"""What the schedules call for each released record once it is in its window."""
+InsertHook = Callable[[Entry], bool]
+"""What the schedules call for each released record once it is in its window (its policy's
+`on_insert`, bound to the window). False: the policy drops the arriving record, and the schedule
+evicts it with `WindowStore.evict`, at once (eager and lazy schedules) or once the other records of
+its timestamp were joined with it (a load-shedding schedule)."""
 
 EVICTION_POLICIES: dict[str, EvictionFactory] = {"keep_all": lambda query, inp: None}
 
@@ -57,10 +60,8 @@ def register_eviction(name: str, factory: EvictionFactory) -> None:
 def _hook(policy: EvictionPolicy, table: WindowStore) -> InsertHook:
     on_insert = policy.on_insert
 
-    def hook(entry: Entry) -> None:
-        if not on_insert(entry, table):
-            table.evict(entry)
-            entry.passes = False  # never the youngest member of a result
+    def hook(entry: Entry) -> bool:
+        return on_insert(entry, table)
 
     return hook
 

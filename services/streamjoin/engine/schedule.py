@@ -200,11 +200,11 @@ class EagerSchedule:
             for table in expire_tables:
                 if ts > table.expires_at:
                     table.expire(ts)
-            if hooks is not None:
+            if hooks is not None:  # eviction: a dropped record joins nothing (evict marks it)
                 for entry in group:
                     hook = hooks[entry.input]
-                    if hook is not None:
-                        hook(entry)
+                    if hook is not None and not hook(entry):
+                        tables[entry.input].evict(entry)
             for k in group:
                 if not k.passes:
                     continue
@@ -254,8 +254,8 @@ class LazySchedule:
             tables[entry.input].insert(entry)
             if hooks is not None:
                 hook = hooks[entry.input]
-                if hook is not None:
-                    hook(entry)
+                if hook is not None and not hook(entry):
+                    tables[entry.input].evict(entry)
         progress.next_seq = seq
         batch = progress.batch
         batch.extend(released)

@@ -240,6 +240,7 @@ class MemoryWindowTable:
         else:
             self._entries.remove(entry)
         self._unindex(entry)
+        entry.passes = False  # joins nothing from now on (a lazy batch may still hold it)
         if self.expired_log is not None:
             self.expired_log.append(entry)
         stats = self.stats
