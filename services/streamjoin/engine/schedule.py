@@ -145,10 +145,8 @@ class Schedule(Protocol):
         ...
 
 
-class EagerSchedule:
-    """Join each released record at once, one timestamp group at a time (Golab's Table 4)."""
-
-    lazy: ClassVar[bool] = False
+class _Scheduled:
+    """What every schedule holds: the runner, the expiration strategy, the insert hooks, the clocks."""
 
     def __init__(
         self,
@@ -158,11 +156,18 @@ class EagerSchedule:
         hooks: Sequence[InsertHook | None] | None,
         progress: Progress,
     ) -> None:
+        self._query = query
         self._runner = runner
         self._expiration = expiration
-        self._per_group = expiration.per_group(runner.tables)
         self._hooks = hooks
         self._progress = progress
+        self._per_group = expiration.per_group(runner.tables)  # cleaned before each timestamp group
+
+
+class EagerSchedule(_Scheduled):
+    """Join each released record at once, one timestamp group at a time (Golab's Table 4)."""
+
+    lazy: ClassVar[bool] = False
 
     def release(self, released: list[Entry], watermark: float, final: bool, results: list[Result]) -> None:
         """Join every released record now; then let the expiration strategy clean up."""
@@ -225,24 +230,10 @@ class EagerSchedule:
         progress.last_joined_seq = seq - 1
 
 
-class LazySchedule:
+class LazySchedule(_Scheduled):
     """Join released records as one batch each time the watermark crosses a multiple of tau."""
 
     lazy: ClassVar[bool] = True
-
-    def __init__(
-        self,
-        query: QueryDef,
-        runner: JoinRunner,
-        expiration: Expiration,
-        hooks: Sequence[InsertHook | None] | None,
-        progress: Progress,
-    ) -> None:
-        self._every = query.evaluation.every
-        self._runner = runner
-        self._expiration = expiration
-        self._hooks = hooks
-        self._progress = progress
 
     def release(self, released: list[Entry], watermark: float, final: bool, results: list[Result]) -> None:
         """Insert the released records; join the batch when an epoch ends (or at end of input)."""
@@ -259,7 +250,7 @@ class LazySchedule:
         progress.next_seq = seq
         batch = progress.batch
         batch.extend(released)
-        current = epoch(watermark, self._every)
+        current = epoch(watermark, self._query.evaluation.every)
         if batch and (final or current != progress.eval_epoch):
             progress.eval_epoch = current
             progress.batch = []
