@@ -39,8 +39,9 @@ from confluent_kafka import Producer
 
 from streamjoin.dev.process import ManagedProcess
 from streamjoin.dev.stack import EmbeddedStack
-from streamjoin.joiner.kafka_io import end_offsets
-from streamjoin.registry import Controls, QueryRecord, RegistryStore, StreamRecord
+from streamjoin.kafka import end_offsets
+from streamjoin.query import parse_query
+from streamjoin.registry import QueryRecord, RegistryStore, StreamRecord
 from streamjoin.topics import TopicSpec, create_topics
 
 PARTITIONS = 4
@@ -115,9 +116,7 @@ async def register(redis_url: str, prefix: str, q: dict[str, Any]) -> None:
             if await reg.get_stream(s.name) is None:
                 await reg.create_stream(s)
         now = time.time()
-        await reg.create_query(
-            QueryRecord(q["name"], q, None, Controls.from_definition(q), now, now), streams=streams
-        )
+        await reg.create_query(QueryRecord.of(parse_query(q), at=now), streams=streams)
 
 
 async def wait_running(redis_url: str, prefix: str, name: str, timeout_s: float = 120) -> float:
@@ -397,7 +396,7 @@ async def worker_latency_ms(redis_url: str, prefix: str, query: str) -> dict[str
         stats = await reg.read_stats(query)
     counts: dict[float, int] = {}
     for part in stats:
-        for bound, cumulative in part.operator.get("latency_seconds", {}).get("buckets", []):
+        for bound, cumulative in (part.operator.latency_seconds or {}).get("buckets", []):
             upper = math.inf if bound == "+Inf" else float(bound)
             counts[upper] = counts.get(upper, 0) + int(cumulative)
     total = counts.get(math.inf, 0)

@@ -226,7 +226,7 @@ def test_faust_credentials_built_from_the_options_give_back_the_same_options(pki
     from faust.transport.drivers.aiokafka import credentials_to_aiokafka_auth
 
     from streamjoin.joiner.app import broker_credentials
-    from streamjoin.joiner.kafka_io import KafkaClients
+    from streamjoin.kafka import KafkaClients
 
     ssl_only = load_settings(kafka_security_protocol="SSL", kafka_tls_ca_file=pki.ca_cert)
     for settings in (sasl_ssl(pki), ssl_only):

@@ -73,6 +73,20 @@ class Settings(BaseSettings):
     kafka_tls_key_file: FilePath | None = Field(
         default=None, description="PEM private key (unencrypted PKCS#8) of the client certificate."
     )
+    max_future: float | None = Field(
+        default=604_800_000,
+        ge=0,
+        allow_inf_nan=False,
+        description=(
+            "How far ahead of a query's watermark a record's timestamp may be (the query's unit, usually "
+            "ms; default 7 days) before it is dead-lettered."
+        ),
+    )
+    max_record_bytes: int = Field(
+        default=1_000_000,
+        ge=1024,
+        description="The largest result or dead letter the joiner publishes (below max.message.bytes).",
+    )
     redis_tls_ca_file: FilePath | None = Field(
         default=None, description="PEM file of the CA that signed Redis's certificate (`rediss://` only)."
     )

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from streamjoin.engine import JoinPlan
+from streamjoin.query.dump import dump_query
 
 from .publish import QUERY, publish_stats
 from .server import ApiServer
@@ -28,8 +29,7 @@ def test_query_window_operator_topic_tables(query: ApiServer) -> None:
         "expiration",
         "order",
         "paused",
-        "memory_budget_bytes",
-    }
+    }  # memory_budget_bytes was removed (docs/api.md)
     assert attributes["status"] == "running" and attributes["partitions"] == 2
     assert attributes["records_in"] == 2 * (11 + 13) and attributes["results"] == 14
     assert attributes["records_out"] == 12 and attributes["malformed"] == 4 and attributes["late"] == 2
@@ -62,24 +62,21 @@ def test_patch_stores_controls_and_bumps_the_version(query: ApiServer) -> None:
         "evaluation": {"mode": "lazy", "every": 25},
         "expiration": {"mode": "lazy", "every": 100},
         "order": ["b", "a"],
-        "memory_budget_bytes": 1_000_000,
     }
     response = api.client.patch("/v1/control/queries/q", json=body)
     assert response.status_code == 200, response.text
     assert response.json()["attributes"]["evaluation"] == {"mode": "lazy", "every": 25}
     assert api.call("version") == version + 1
     record = api.call("get_query", "q")
-    assert record.controls.order == ("b", "a") and record.controls.memory_budget_bytes == 1_000_000
-    effective = record.effective_definition()
+    assert record.controls.order == ("b", "a")
+    effective = dump_query(record.effective())
     assert effective["evaluation"] == {"mode": "lazy", "every": 25} and effective["order"] == ["b", "a"]
     assert record.definition["evaluation"] == {"mode": "eager"}  # the definition itself is unchanged
 
-    again = api.client.patch(
-        "/v1/control/queries/q", json={"evaluation": {"mode": "eager"}, "memory_budget_bytes": None}
-    )
+    again = api.client.patch("/v1/control/queries/q", json={"evaluation": {"mode": "eager"}})
     assert again.status_code == 200
     record = api.call("get_query", "q")
-    assert record.controls.evaluation == {"mode": "eager"} and record.controls.memory_budget_bytes is None
+    assert record.controls.as_json()["evaluation"] == {"mode": "eager"}
     assert record.controls.order == ("b", "a")  # untouched attributes stay
     assert api.call("version") == version + 2
     assert api.client.patch("/v1/control/queries/q", json={}).status_code == 200
@@ -101,6 +98,8 @@ def test_patch_stores_controls_and_bumps_the_version(query: ApiServer) -> None:
         ({"order": None}, "order"),
         ({"memory_budget_bytes": 0}, "memory_budget_bytes"),
         ({"memory_budget_bytes": 1.5}, "memory_budget_bytes"),
+        ({"memory_budget_bytes": 1_000_000}, "memory_budget_bytes"),
+        ({"memory_budget_bytes": None}, "memory_budget_bytes"),
         ({"algorithm": "nlj"}, "algorithm"),
     ],
 )
@@ -111,6 +110,19 @@ def test_bad_control_is_422_and_changes_nothing(query: ApiServer, body: dict[str
     assert response.status_code == 422, response.text
     assert response.json()["field"] == field, response.json()
     assert api.dump() == before
+
+
+def test_removed_memory_budget_says_so(query: ApiServer) -> None:
+    api = query
+    before = api.dump()
+    response = api.client.patch(
+        "/v1/control/queries/q", json={"paused": True, "memory_budget_bytes": 1 << 20}
+    )
+    assert response.status_code == 422 and response.json()["field"] == "memory_budget_bytes"
+    assert "memory_budget_bytes was removed" in response.json()["detail"], response.json()
+    assert api.dump() == before  # the valid attribute beside it is not written either
+    schema = api.anon.get("/openapi.json").json()["components"]["schemas"]["ControlUpdate"]
+    assert "memory_budget_bytes" not in schema["properties"]
 
 
 def test_unknown_entity_kind_and_read_only_kinds(query: ApiServer) -> None:

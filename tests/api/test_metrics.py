@@ -5,6 +5,7 @@ from __future__ import annotations
 from prometheus_client.parser import text_string_to_metric_families
 
 from streamjoin.api.metrics import CATALOG
+from streamjoin.registry import OperatorStats, WindowStats
 
 from .publish import QUERY, publish_stats
 from .server import ApiServer
@@ -69,7 +70,7 @@ def test_every_statistic_is_exported_with_its_labels(streams: ApiServer) -> None
 
 
 def test_stats_of_unregistered_queries_are_not_exported(api: ApiServer) -> None:
-    api.call("write_stats", "ghost", 0, {"results": 1}, {"a": {"records": 1}})
+    api.call("write_stats", "ghost", 0, OperatorStats(results=1), {"a": WindowStats(records=1)})
     assert "ghost" not in api.anon.get("/metrics").text
 
 

@@ -7,8 +7,7 @@ from typing import Any
 
 import pytest
 
-from streamjoin.query import parse_query
-from streamjoin.registry import QueryRecord
+from streamjoin.registry import OperatorStats, QueryRecord, WindowStats
 
 from .server import ApiServer
 
@@ -54,7 +53,7 @@ def test_register_json_and_read_it_back(streams: ApiServer) -> None:
     record = api.call("get_query", "flows")
     assert isinstance(record, QueryRecord)
     assert record.definition == public["definition"]
-    assert parse_query(record.effective_definition()).stream_names == ("a", "b", "c")
+    assert record.effective().stream_names == ("a", "b", "c")
     assert api.anon.get("/v1/queries/flows").json()["definition"] == public["definition"]
     assert [q["name"] for q in api.anon.get("/v1/queries").json()] == ["flows"]
 
@@ -132,7 +131,7 @@ def test_each_bad_query_is_a_422_naming_the_field_and_changes_nothing(
 def test_duplicate_is_409_and_changes_nothing(streams: ApiServer) -> None:
     api = streams
     assert api.client.post("/v1/queries", json=FLOWS).status_code == 201
-    api.call("write_stats", "flows", 0, {"results": 3}, {"a": {"records": 1}})
+    api.call("write_stats", "flows", 0, OperatorStats(results=3), {"a": WindowStats(records=1)})
     before = api.dump()
     response = api.client.post(
         "/v1/queries", json={**FLOWS, "inputs": FLOWS["inputs"][:2], "where": FLOWS["where"][:1]}

@@ -247,7 +247,7 @@ def run_workload(live: LiveDeployment, topics: Mapping[str, str], *, rate_per_s:
     }
     response = api.post("/v1/queries", json=body)
     assert response.status_code == 201, response.text
-    response = api.patch(f"/v1/control/queries/{query}", json={"memory_budget_bytes": 64 * 1024 * 1024})
+    response = api.patch(f"/v1/control/queries/{query}", json={"expiration": {"mode": "eager"}})
     assert response.status_code == 200, response.text
     # The joiner starts once a query exists: today it cannot start with an empty registry, nor pick up
     # a query over topics created after it started (both reported; the deployments create topics first).

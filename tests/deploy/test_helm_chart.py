@@ -331,3 +331,36 @@ def test_production_example_is_complete() -> None:
     assert values["kafka"]["tls"]["enabled"] and values["kafka"]["sasl"]["existingSecret"]
     assert values["redis"]["url"].startswith("rediss://") and values["redis"]["existingSecret"]
     assert values["joiner"]["autoscaling"]["enabled"] and values["metrics"]["serviceMonitor"]["enabled"]
+
+
+def _redis_secret_refs(manifests: Rendered) -> set[tuple[str, str]]:
+    """Return the (Secret, key) every product container reads Redis's password from."""
+    refs = set()
+    for obj, container in manifests.containers():
+        env = env_of(container)
+        if "STREAMJOIN_REDIS_URL" not in env:
+            continue
+        assert "$(STREAMJOIN_REDIS_PASSWORD)@" in env["STREAMJOIN_REDIS_URL"], (obj["metadata"]["name"], env)
+        ref = env["STREAMJOIN_REDIS_PASSWORD"]["secretKeyRef"]
+        refs.add((ref["name"], ref["key"]))
+    return refs
+
+
+@pytest.mark.parametrize(
+    ("values", "secret"),
+    [
+        ({}, ("redis", "redis-password")),  # the default: a Bitnami release "redis" (auth on)
+        ({"redis": {"password": "pw"}}, ("sj-streamjoin-redis", "redis-password")),
+        ({"redis": {"existingSecret": "mine", "existingSecretPasswordKey": "pw"}}, ("mine", "pw")),
+        (IN_CLUSTER, ("sj-redis", "redis-password")),  # the Bitnami chart's generated Secret
+    ],
+)
+def test_redis_always_has_a_password(values: dict[str, Any], secret: tuple[str, str]) -> None:
+    assert _redis_secret_refs(render(values)) == {secret}
+
+
+def test_a_redis_without_a_password_is_refused() -> None:
+    with pytest.raises(helm.HelmRenderError, match="Redis needs a password"):
+        render({"redis": {"existingSecret": ""}})
+    values = load_values_file("values.yaml")
+    assert values["redisInCluster"]["auth"]["enabled"] is True

@@ -28,7 +28,7 @@ from confluent_kafka import Producer
 from streamjoin.dev.ports import LOOPBACK
 from streamjoin.dev.process import ManagedProcess
 from streamjoin.query import QueryDef, parse_query
-from streamjoin.registry import Controls, QueryRecord, RegistryStore, StreamRecord
+from streamjoin.registry import QueryRecord, RegistryStore, StreamRecord
 from streamjoin.testing import Event, expected_results
 
 __all__ = [
@@ -187,17 +187,7 @@ async def register_query(redis_url: str, prefix: str, query_json: Mapping[str, A
                 await registry.create_stream(record)
             streams.append(record)
         now = time.time()
-        await registry.create_query(
-            QueryRecord(
-                name=query_json["name"],
-                definition=dict(query_json),
-                cql=None,
-                controls=Controls.from_definition(query_json),
-                created_at=now,
-                updated_at=now,
-            ),
-            streams=streams,
-        )
+        await registry.create_query(QueryRecord.of(parse_query(query_json), at=now), streams=streams)
 
 
 async def wait_running(

@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 
 from streamjoin.joiner.app import crashed_services, make_app
-from streamjoin.joiner.kafka_io import KafkaClients
+from streamjoin.kafka import KafkaClients
 
 
 def test_crashed_conductor_is_reported(tmp_path: Path) -> None:

@@ -29,7 +29,7 @@ from tests.joiner.harness import (
     wait_state,
 )
 
-from streamjoin.joiner.kafka_io import KafkaClients, end_offsets, new_consumer
+from streamjoin.kafka import KafkaClients, end_offsets, new_consumer
 from streamjoin.registry import RegistryStore
 
 pytestmark = pytest.mark.timeout(180)

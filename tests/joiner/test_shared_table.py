@@ -81,10 +81,10 @@ async def _wait_table_statistics(
             for q in queries:
                 for st in await registry.read_stats(q):
                     for stream, topic in topics.items():
-                        window = st.streams.get(stream, {})
+                        window = st.streams.get(stream)
                         shown[(q, st.partition, stream)] = (
-                            window.get("table_records"),
-                            window.get("table_shared"),
+                            window.table_records if window else None,
+                            window.table_shared if window else None,
                         )
                         k = StateKeys(prefix, "", st.partition)
                         actual[(q, st.partition, stream)] = (

@@ -8,17 +8,20 @@ from typing import Any
 
 import pytest
 
-from streamjoin.engine import JoinPlan, WindowStats
+from streamjoin.engine import JoinPlan
+from streamjoin.query import ModeDef, parse_query
 from streamjoin.registry import (
     AlreadyExistsError,
     ConcurrentChangeError,
-    Controls,
     InUseError,
     LatencyHistogram,
     NotFoundError,
+    OperatorStats,
+    QueryControls,
     QueryRecord,
     RegistryStore,
     StreamRecord,
+    WindowStats,
     query_status,
 )
 
@@ -42,8 +45,7 @@ def _definition(name: str = "flows") -> dict[str, Any]:
 
 
 def _query(name: str = "flows") -> QueryRecord:
-    definition = _definition(name)
-    return QueryRecord(name, definition, None, Controls.from_definition(definition), 1.0, 1.0)
+    return QueryRecord.of(parse_query(_definition(name)), at=1.0)
 
 
 async def _raw_keys(store: RegistryStore) -> dict[str, Any]:
@@ -105,21 +107,23 @@ async def test_query_lifecycle(registry: RegistryStore) -> None:
     version = await registry.create_query(_query(), streams=[A, B])
     stored = await registry.get_query("flows")
     assert stored is not None
-    assert stored.definition == _definition()
-    assert stored.controls.evaluation == {"mode": "lazy", "every": 10}
+    assert stored.query == parse_query(_definition())
+    assert stored.controls.evaluation == ModeDef("lazy", 10)
     assert stored.controls.order == "auto" and not stored.controls.paused
 
     controls, v2 = await registry.set_controls("flows", {"paused": True, "order": ["b", "a"]})
     assert v2 == version + 1
     assert controls.paused and controls.order == ("b", "a")
-    effective = (await registry.get_query("flows")).effective_definition()  # type: ignore[union-attr]
-    assert effective["order"] == ["b", "a"] and effective["evaluation"]["mode"] == "lazy"
+    effective = (await registry.get_query("flows")).effective()  # type: ignore[union-attr]
+    assert effective.order == ("b", "a") and effective.evaluation.mode == "lazy"
 
     new_def = _definition()
     new_def["inputs"][0]["window"] = {"range": 500}
     await registry.write_plan("flows", JoinPlan.from_global(["a", "b"]))
     replaced, v3 = await registry.replace_query(
-        QueryRecord("flows", new_def, None, Controls(), 0.0, 2.0), streams=[A, B], expected_revision=1
+        QueryRecord(parse_query(new_def), None, QueryControls(), 0.0, 2.0),
+        streams=[A, B],
+        expected_revision=1,
     )
     assert v3 == v2 + 1 and replaced.revision == 2 and replaced.created_at == 1.0
     assert replaced.controls.paused and replaced.controls.order == "auto"  # paused kept, order reset
@@ -135,7 +139,7 @@ async def test_query_lifecycle(registry: RegistryStore) -> None:
     assert list(snapshot.queries) == ["flows"] and list(snapshot.streams) == ["a", "b"]
     assert snapshot.version == await registry.version()
 
-    await registry.write_stats("flows", 0, {"results": 1}, {"a": WindowStats(records=2)})
+    await registry.write_stats("flows", 0, OperatorStats(results=1), {"a": WindowStats(records=2)})
     await registry.set_status("flows", 0, worker="w1", state="running")
     await registry.delete_query("flows")
     assert await registry.get_query("flows") is None
@@ -157,21 +161,21 @@ async def test_runtime_state(registry: RegistryStore) -> None:
 
     histogram = LatencyHistogram()
     histogram.observe(0.02, 3)
-    operator = {"results": 5, "latency_seconds": histogram.as_json()}
+    operator = OperatorStats(results=5, latency_seconds=histogram.as_json())
     await registry.write_stats("q", 1, operator, {"a": WindowStats(records=3, bytes=90)})
-    await registry.write_stats("q", 0, {"results": 1}, {"a": {"records": 1}})
+    await registry.write_stats("q", 0, OperatorStats(results=1), {"a": WindowStats(records=1)})
     stats = await registry.read_stats("q")
     assert [s.partition for s in stats] == [0, 1]
-    assert stats[1].operator["results"] == 5 and stats[1].streams["a"]["bytes"] == 90
+    assert stats[1].operator.results == 5 and stats[1].streams["a"].bytes == 90
     with pytest.raises(ValueError):
-        await registry.write_stats("q", 0, {}, {"operator": {}})
+        await registry.write_stats("q", 0, OperatorStats(), {"operator": WindowStats()})
 
     await registry.set_status("q", 0, worker="w1", state="running", partitions=2, version=4)
     statuses = await registry.read_status("q")
-    assert query_status(Controls(), statuses) == "positioning"
+    assert query_status(QueryControls(), statuses) == "positioning"
     await registry.set_status("q", 1, worker="w2", state="running", partitions=2)
     statuses = await registry.read_status("q")
-    assert query_status(Controls(), statuses) == "running" and statuses[0].version == 4
+    assert query_status(QueryControls(), statuses) == "running" and statuses[0].version == 4
     await registry.clear_status("q", 1)
     assert len(await registry.read_status("q")) == 1
 

@@ -1,6 +1,6 @@
 {{/*
 Names, labels and the configuration every streamjoin container shares.
-The STREAMJOIN_* variables are the configuration contract of architecture.md ("Configuration").
+The STREAMJOIN_* variables are the configuration contract (README.md, "Configuration").
 */}}
 
 {{- define "streamjoin.name" -}}
@@ -97,12 +97,22 @@ app.kubernetes.io/component: {{ .component }}
 {{- end }}
 {{- end }}
 
+{{/* The Secret holding Redis's password: Redis always has one (an open Redis is anyone's state).
+In-cluster: the Bitnami chart's own Secret; else the inline password's; else redis.existingSecret. */}}
 {{- define "streamjoin.redisPasswordSecret" -}}
-{{- if .Values.redis.existingSecret }}
-{{- .Values.redis.existingSecret }}
+{{- if .Values.redisInCluster.enabled }}
+{{- include "streamjoin.dependencyFullname" (dict "ctx" . "name" .Values.redisInCluster.nameOverride) }}
 {{- else if .Values.redis.password }}
 {{- printf "%s-redis" (include "streamjoin.fullname" .) }}
+{{- else if .Values.redis.existingSecret }}
+{{- .Values.redis.existingSecret }}
+{{- else }}
+{{- fail "Redis needs a password: set redis.existingSecret (a Secret with the password) or redis.password" }}
 {{- end }}
+{{- end }}
+
+{{- define "streamjoin.redisPasswordKey" -}}
+{{- if or .Values.redisInCluster.enabled .Values.redis.password }}redis-password{{ else }}{{ .Values.redis.existingSecretPasswordKey }}{{ end }}
 {{- end }}
 
 {{/* The Redis URL as a container env value; $(STREAMJOIN_REDIS_PASSWORD) is expanded by the kubelet. */}}
@@ -163,7 +173,7 @@ Secrets. Pass (dict "ctx" $ "token" true) to also mount the API token.
   valueFrom:
     secretKeyRef:
       name: {{ . }}
-      key: {{ if $ctx.Values.redis.existingSecret }}{{ $ctx.Values.redis.existingSecretPasswordKey }}{{ else }}redis-password{{ end }}
+      key: {{ include "streamjoin.redisPasswordKey" $ctx }}
 {{- end }}
 - name: STREAMJOIN_REDIS_URL
   value: {{ include "streamjoin.redisUrl" $ctx | quote }}

@@ -1,15 +1,21 @@
-"""`/metrics`: every Control-Table statistic as a Prometheus metric (catalog: docs/metrics.md).
+"""`/metrics`: every published statistic as a Prometheus metric (catalog: docs/metrics.md).
 
 `ObservationCollector` is a prometheus-client custom collector over one `Observation`, the
 statistics the joiners published in Redis, read at scrape time. Nothing is kept between scrapes:
 each scrape reads Redis once and renders a fresh registry, so the API holds no metric state and
 any number of API replicas export the same values.
+
+The statistics' metrics are derived from the records the joiners publish (`WindowStats`,
+`OperatorStats` in `streamjoin.registry.stats`): each field declares its metric there. Only the
+metrics of the plan, the query's controls and the system are listed here, each naming the attribute
+it reads.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Literal
 
 from prometheus_client import CollectorRegistry, generate_latest
@@ -21,210 +27,111 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector
 
-from streamjoin.api.services.observe import Observation, QueryObservation, number, stream_counter
+from streamjoin.api.services.observe import Observation, QueryObservation, number
 from streamjoin.api.services.tables import window_label
-from streamjoin.registry import parse_histogram
+from streamjoin.registry import OperatorStats, WindowStats, parse_histogram
+from streamjoin.registry.stats import MetricKind, stat_fields
 
 __all__ = ["CATALOG", "MetricSpec", "ObservationCollector", "render_metrics"]
 
-Kind = Literal["counter", "gauge", "histogram"]
-Source = Literal["stream", "operator", "operator_by_stream", "plan", "query", "system"]
+Source = Literal["window", "operator", "operator_by_stream", "query", "system"]
 
 
 @dataclass(frozen=True, slots=True)
 class MetricSpec:
-    """One exported metric: its name, type, labels, and where in the published statistics it comes from."""
+    """One exported metric: its name, type, labels, and the attribute of the published records it reads.
+
+    `field` is a field of `WindowStats` (source `window`) or `OperatorStats` (`operator`,
+    `operator_by_stream`), an attribute path of a `QueryObservation` (`query`: `plan.estimated_cost`,
+    `query.controls.paused`) or of the `Observation` (`system`).
+    """
 
     name: str
-    kind: Kind
+    kind: MetricKind
     labels: tuple[str, ...]
     source: Source
     field: str
     help: str
     scale: float = 1.0
+    age: bool = False
 
 
 _S = ("query", "stream", "partition")
 _W = ("query", "stream", "window", "partition")
 _P = ("query", "partition")
 
+
+def _derived() -> Iterator[MetricSpec]:
+    """Yield the metric of every statistic field that declares one."""
+    for f in stat_fields(WindowStats):
+        if f.stat.metric:
+            yield MetricSpec(
+                f.stat.metric, f.stat.kind, _W if f.stat.windowed else _S, "window", f.name, f.stat.help
+            )
+    for f in stat_fields(OperatorStats):
+        if f.stat.metric:
+            source: Source = "operator_by_stream" if f.stat.per_stream else "operator"
+            yield MetricSpec(
+                f.stat.metric,
+                f.stat.kind,
+                _S if f.stat.per_stream else _P,
+                source,
+                f.name,
+                f.stat.help,
+                f.stat.scale,
+                f.stat.age,
+            )
+
+
 CATALOG: tuple[MetricSpec, ...] = (
-    MetricSpec(
-        "streamjoin_input_records",
-        "counter",
-        _S,
-        "stream",
-        "arrivals",
-        "Records read from the input (records in).",
-    ),
-    MetricSpec(
-        "streamjoin_window_inserts", "counter", _W, "stream", "inserts", "Records inserted into the window."
-    ),
-    MetricSpec("streamjoin_window_records", "gauge", _W, "stream", "records", "Records in the window now."),
-    MetricSpec("streamjoin_window_bytes", "gauge", _W, "stream", "bytes", "Bytes the window holds now."),
-    MetricSpec(
-        "streamjoin_window_table_records",
-        "gauge",
-        _W,
-        "stream",
-        "table_records",
-        "Records the shared window table of the stream's topic holds now, once for all queries.",
-    ),
-    MetricSpec(
-        "streamjoin_window_table_shared_records",
-        "gauge",
-        _W,
-        "stream",
-        "table_shared",
-        "Records of that table held by more than one window entry.",
-    ),
-    MetricSpec(
-        "streamjoin_window_distinct_keys",
-        "gauge",
-        _W,
-        "stream",
-        "distinct_keys",
-        "Distinct join-key values in the window.",
-    ),
-    MetricSpec(
-        "streamjoin_expirations", "counter", _W, "stream", "expirations", "Records expired from the window."
-    ),
-    MetricSpec("streamjoin_probes", "counter", _S, "stream", "probes", "Probes of this window by the join."),
-    MetricSpec(
-        "streamjoin_comparisons",
-        "counter",
-        _S,
-        "stream",
-        "comparisons",
-        "Predicate comparisons while probing this window.",
-    ),
-    MetricSpec(
-        "streamjoin_filtered_records",
-        "counter",
-        _S,
-        "stream",
-        "filtered",
-        "Records dropped by a single-input filter.",
-    ),
-    MetricSpec(
-        "streamjoin_late_records",
-        "counter",
-        _S,
-        "stream",
-        "late",
-        "Records that arrived below the watermark.",
-    ),
-    MetricSpec(
-        "streamjoin_malformed_records",
-        "counter",
-        _S,
-        "operator_by_stream",
-        "malformed",
-        "Malformed records sent to the dead-letter topic.",
-    ),
-    MetricSpec(
-        "streamjoin_consumer_lag_records",
-        "gauge",
-        _S,
-        "operator_by_stream",
-        "consumer_lag",
-        "Records between the consumer position and the end of the input partition.",
-    ),
-    MetricSpec("streamjoin_results", "counter", _P, "operator", "results", "Join results produced."),
-    MetricSpec(
-        "streamjoin_output_records",
-        "counter",
-        _P,
-        "operator",
-        "published",
-        "Records written to the output topic (records out).",
-    ),
-    MetricSpec(
-        "streamjoin_buffered_records",
-        "gauge",
-        _P,
-        "operator",
-        "buffered",
-        "New records waiting for lazy evaluation.",
-    ),
-    MetricSpec(
-        "streamjoin_watermark_lag_seconds",
-        "gauge",
-        _P,
-        "operator",
-        "watermark_lag_ms",
-        "Wall-clock time minus the watermark.",
-        0.001,
-    ),
-    MetricSpec(
-        "streamjoin_plan_observed_cost",
-        "gauge",
-        _P,
-        "operator",
-        "observed_cost",
-        "The cost-model quantity as measured on this partition.",
-    ),
-    MetricSpec(
-        "streamjoin_stats_age_seconds",
-        "gauge",
-        _P,
-        "operator",
-        "updated_at",
-        "Seconds since the partition's statistics were refreshed.",
-    ),
-    MetricSpec(
-        "streamjoin_processing_latency_seconds",
-        "histogram",
-        _P,
-        "operator",
-        "latency_seconds",
-        "Record consumed to its results published.",
-    ),
+    *_derived(),
     MetricSpec(
         "streamjoin_plan_changes",
         "counter",
         ("query",),
-        "plan",
-        "plan_changes",
+        "query",
+        "plan.plan_changes",
         "Times the chosen join order changed.",
     ),
     MetricSpec(
         "streamjoin_plan_estimated_cost",
         "gauge",
         ("query",),
-        "plan",
-        "estimated_cost",
+        "query",
+        "plan.estimated_cost",
         "The cost model's estimate for the chosen plan.",
     ),
     MetricSpec(
         "streamjoin_plan_info",
         "gauge",
         ("query", "global_order"),
-        "plan",
-        "global_order",
+        "query",
+        "plan.global_order",
         "Always 1; global_order: the chosen global join order, stream names joined by commas.",
     ),
     MetricSpec(
-        "streamjoin_query_paused", "gauge", ("query",), "query", "paused", "1 if the query is paused."
-    ),
-    MetricSpec(
-        "streamjoin_query_memory_budget_bytes",
+        "streamjoin_query_paused",
         "gauge",
         ("query",),
         "query",
-        "memory_budget_bytes",
-        "The memory budget control, if set.",
+        "query.controls.paused",
+        "1 if the query is paused.",
     ),
     MetricSpec(
-        "streamjoin_query_revision", "gauge", ("query",), "query", "revision", "The definition's revision."
+        "streamjoin_query_revision",
+        "gauge",
+        ("query",),
+        "query",
+        "query.revision",
+        "The definition's revision.",
     ),
     MetricSpec(
         "streamjoin_queries", "gauge", ("status",), "system", "status", "Registered queries by status."
     ),
-    MetricSpec("streamjoin_streams", "gauge", (), "system", "streams", "Registered streams."),
+    MetricSpec("streamjoin_streams", "gauge", (), "system", "stream_count", "Registered streams."),
     MetricSpec("streamjoin_registry_version", "gauge", (), "system", "version", "The registry version."),
     MetricSpec(
-        "streamjoin_workers", "gauge", (), "system", "workers", "Joiner workers with a live heartbeat."
+        "streamjoin_workers", "gauge", (), "system", "worker_count", "Joiner workers with a live heartbeat."
     ),
 )
 """Every metric `/metrics` exports (counters get `_total`, histograms `_bucket`/`_sum`/`_count`)."""
@@ -267,45 +174,33 @@ class ObservationCollector(Collector):
             for status, n in counts.items():
                 _add(family, [status], n)
         else:
-            value = {
-                "streams": len(obs.registry.streams),
-                "version": obs.registry.version,
-                "workers": len(obs.workers),
-            }
-            _add(family, [], value[spec.field])
+            _add(family, [], number(attrgetter(spec.field)(obs)))
 
     def _query(self, spec: MetricSpec, family: Metric, qo: QueryObservation) -> None:
         q = qo.query
         if spec.source == "query":
-            attrs = {
-                "paused": float(q.controls.paused),
-                "memory_budget_bytes": q.controls.memory_budget_bytes,
-                "revision": q.revision,
-            }
-            _add(family, [q.name], number(attrs[spec.field]))
-            return
-        if spec.source == "plan":
-            if qo.plan is None:
+            if spec.field.startswith("plan.") and qo.plan is None:
                 return
-            if spec.field == "global_order":  # an info metric: the value is in a label
-                if qo.plan.global_order:
-                    _add(family, [q.name, ",".join(qo.plan.global_order)], 1.0)
+            value = attrgetter(spec.field)(qo)
+            if spec.field == "plan.global_order":  # an info metric: the value is in a label
+                if value:
+                    _add(family, [q.name, ",".join(value)], 1.0)
             else:
-                _add(family, [q.name], number(getattr(qo.plan, spec.field)))
+                _add(family, [q.name], number(float(value) if isinstance(value, bool) else value))
             return
-        windows: Mapping[str, str] = {
-            str(i["stream"]): window_label(i.get("window", {})) for i in q.definition.get("inputs", ())
-        }
+        windows: Mapping[str, str] = {i.stream: window_label(i.window) for i in q.query.inputs}
         for stats in qo.stats:
             partition = str(stats.partition)
             if spec.source == "operator":
-                self._operator(spec, family, [q.name, partition], stats.operator.get(spec.field))
+                self._operator(spec, family, [q.name, partition], getattr(stats.operator, spec.field))
                 continue
+            per_stream = getattr(stats.operator, spec.field) if spec.source == "operator_by_stream" else None
             for stream, window in windows.items():
-                if spec.source == "stream":
-                    sample = number(stats.streams.get(stream, {}).get(spec.field))
+                if spec.source == "window":
+                    published = stats.streams.get(stream)
+                    sample = number(getattr(published, spec.field)) if published is not None else None
                 else:
-                    sample = stream_counter(stats.operator, spec.field, stream)
+                    sample = number(per_stream.get(stream)) if isinstance(per_stream, Mapping) else None
                 labels = [q.name, stream, partition]
                 if "window" in spec.labels:
                     labels.insert(2, window)
@@ -319,7 +214,7 @@ class ObservationCollector(Collector):
                 family.add_metric(labels, buckets=buckets, sum_value=seconds)
             return
         value = number(raw)
-        if value is not None and spec.field == "updated_at":
+        if value is not None and spec.age:
             value = max(self._observation.at - value, 0.0)
         _add(family, labels, value * spec.scale if value is not None else None)
 

@@ -27,11 +27,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from aiokafka import AIOKafkaConsumer, TopicPartition
-
 from streamjoin.archiver.layout import ArchiveFile, ArchiveLayout
 from streamjoin.archiver.metrics import ArchiverMetrics
 from streamjoin.archiver.writer import ArchiveWriter, PartitionBuffer
+from streamjoin.kafka import Consumer, TopicPartition, reader
 
 __all__ = ["Archiver", "ArchiverConfig", "topics_from"]
 
@@ -56,7 +55,7 @@ class ArchiverConfig:
     metrics_host: str = "127.0.0.1"
     """Address `/metrics` listens on (0.0.0.0 for a Prometheus in another container or pod)."""
     kafka_options: Mapping[str, Any] = field(default_factory=dict)
-    """More `AIOKafkaConsumer` arguments: the security options of `client_security.aiokafka_options`."""
+    """More consumer arguments: the security options of `client_security.aiokafka_options`."""
 
 
 class Archiver:
@@ -87,13 +86,8 @@ class Archiver:
         if self.config.metrics_port is not None:
             port = self.metrics.serve(self.config.metrics_port, self.config.metrics_host)
             _log.info("metrics on http://%s:%d/metrics", self.config.metrics_host, port)
-        consumer = AIOKafkaConsumer(
-            bootstrap_servers=self.config.bootstrap,
-            group_id=None,
-            enable_auto_commit=False,
-            auto_offset_reset="earliest",
-            client_id="streamjoin-archiver",
-            **self.config.kafka_options,
+        consumer = reader(
+            self.config.bootstrap, options=self.config.kafka_options, client_id="streamjoin-archiver"
         )
         await consumer.start()
         try:
@@ -103,7 +97,7 @@ class Archiver:
             await consumer.stop()
             self.metrics.close()
 
-    async def _loop(self, consumer: AIOKafkaConsumer) -> None:
+    async def _loop(self, consumer: Consumer) -> None:
         discovered_at = -_DISCOVER_EVERY_S
         while not self._stop.is_set():
             now = time.monotonic()
@@ -128,7 +122,7 @@ class Archiver:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._stop.wait(), timeout=seconds)
 
-    async def _discover(self, consumer: AIOKafkaConsumer) -> None:
+    async def _discover(self, consumer: Consumer) -> None:
         """Assign every partition of the configured topics and position the new ones."""
         await consumer.topics()  # refreshes the metadata
         wanted: list[TopicPartition] = []
@@ -189,7 +183,7 @@ class Archiver:
         self.metrics.next_offset.labels(tp.topic, str(tp.partition)).set(last + 1)
         _log.debug("%s[%d]: archived %d records up to offset %d", tp.topic, tp.partition, count, last)
 
-    def _update_lag(self, consumer: AIOKafkaConsumer) -> None:
+    def _update_lag(self, consumer: Consumer) -> None:
         for tp, next_offset in self._next.items():
             high = consumer.highwater(tp)
             if high is not None:

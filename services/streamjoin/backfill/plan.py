@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal, TypeAlias
 
+from streamjoin.query.bounds import effective_window
 from streamjoin.query.model import QueryDef, RangeWindow
 
 __all__ = ["BackfillPlan", "InputFeed", "Strategy", "parse_time", "plan_backfill"]
@@ -145,7 +146,7 @@ def plan_backfill(
     chosen: Strategy = strategy or ("partition-time" if range_only else "partition")
     feeds: list[InputFeed] = []
     for index, inp in enumerate(query.inputs):
-        window = inp.window
+        window = effective_window(query, inp.stream)
         if isinstance(window, RangeWindow):
             feed = InputFeed(index, inp.stream, inp.topic, inp.timestamp, start - window.range, window.range)
         else:

@@ -137,12 +137,12 @@ class KafkaSink:
         config: Mapping[str, str] | None = None,
     ) -> None:
         """Open the producer of `topic` on `bootstrap`, with more librdkafka properties `config`."""
-        from confluent_kafka import Producer
+        from streamjoin.kafka.producer import new_producer, topic_partition_count
 
         self.topic = topic
         self._timeout = flush_timeout_s
         self._errors: list[str] = []
-        self._producer = Producer(
+        self._producer = new_producer(
             {
                 "bootstrap.servers": bootstrap,
                 "enable.idempotence": True,
@@ -151,12 +151,11 @@ class KafkaSink:
                 **(config or {}),
             }
         )
-        metadata = self._producer.list_topics(topic, timeout=30).topics.get(topic)
-        if metadata is None or metadata.error is not None or not metadata.partitions:
+        self._partitions = topic_partition_count(self._producer, topic, timeout_ms=30_000)
+        if not self._partitions:
             raise RuntimeError(
                 f"output topic {topic} does not exist (create it first: streamjoin topics create)"
             )
-        self._partitions = len(metadata.partitions)
 
     def _delivered(self, err: object, _msg: object) -> None:
         if err is not None:

@@ -27,7 +27,7 @@ def _root() -> None:
 
 
 # Sub-command modules, each with `register(app: typer.Typer) -> None`.
-_COMMANDS = ("replay", "plan", "dev", "topics", "archiver", "backfill", "api", "joiner")
+_COMMANDS = ("replay", "plan", "dev", "topics", "archiver", "backfill", "api", "joiner", "shed_eval")
 
 for _name in _COMMANDS:
     importlib.import_module(f"streamjoin.cli.{_name}").register(app)

@@ -1,7 +1,8 @@
-"""`streamjoin plan STREAMS.json [--all]`: the cost model and the planner on given statistics.
+"""`streamjoin plan STREAMS.json [--all] [--query QUERY.json]`: the cost model and the planner.
 
 Prints one JSON object: the heuristic's global order and its cost, the exhaustive optimum (null
-above 8 streams), and with `--all` every global order with its cost, cheapest first. A bad input
+above 8 streams), with `--all` every global order with its cost, cheapest first, and with `--query`
+the query's pairwise time bounds tightened by shortest paths (`bounds`, docs/windows.md). A bad input
 file exits with status 2 and a one-line message on stderr (cost-model.md, "The planning CLI").
 """
 
@@ -18,6 +19,8 @@ from streamjoin.planner.cost import CostModel
 from streamjoin.planner.exhaustive import MAX_EXHAUSTIVE, all_global_costs, names_of, optimal_global
 from streamjoin.planner.planner import Planner
 from streamjoin.planner.stats import StreamStats
+from streamjoin.query import parse_definition
+from streamjoin.query.bounds import bounds_report
 
 __all__ = ["load_streams", "plan_report", "register"]
 
@@ -97,11 +100,13 @@ def plan_report(stats: dict[str, StreamStats], *, all_plans: bool = False) -> di
 
 _STREAMS_HELP = 'STREAMS.json: {"streams": [{"name", "rate", "window", "distinct", "buckets"?}, ...]}'
 _ALL_HELP = "Also list every global order with its cost, cheapest first."
+_QUERY_HELP = "A query JSON: also show its pairwise time bounds, tightened by shortest paths."
 
 
 def plan(
     streams: Annotated[Path, typer.Argument(help=_STREAMS_HELP)],
     all_plans: Annotated[bool, typer.Option("--all", help=_ALL_HELP)] = False,
+    query: Annotated[Path | None, typer.Option("--query", help=_QUERY_HELP)] = None,
 ) -> None:
     """Print the chosen and the optimal global join order for the given stream statistics."""
     try:
@@ -113,7 +118,20 @@ def plan(
     except ValueError as exc:  # StreamsError, or a StreamStats check
         typer.echo(f"streamjoin plan: {streams}: {exc}", err=True)
         raise typer.Exit(2) from None
+    if query is not None:
+        report["bounds"] = _bounds(query)
     typer.echo(json.dumps(report))
+
+
+def _bounds(path: Path) -> list[dict[str, Any]]:
+    """Return the query's tightened pair bounds, or exit 2 with one line naming the problem."""
+    try:
+        return bounds_report(parse_definition(json.loads(path.read_text(encoding="utf-8"))))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        typer.echo(f"streamjoin plan: cannot read query {path}: {exc}", err=True)
+    except ValueError as exc:  # QueryError
+        typer.echo(f"streamjoin plan: {path}: bad query: {exc}", err=True)
+    raise typer.Exit(2)
 
 
 def register(app: typer.Typer) -> None:

@@ -11,23 +11,18 @@ True
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
-
-from confluent_kafka.admin import AdminClient
 
 from streamjoin.dev.ports import LOOPBACK, port_accepts
 from streamjoin.dev.process import ManagedProcess, start_on_free_port
+from streamjoin.kafka import Admin
 
 __all__ = ["TANSU_BIN_ENV", "EmbeddedBroker", "find_tansu"]
 
 TANSU_BIN_ENV = "STREAMJOIN_TANSU_BIN"
 _PORT_ATTEMPTS = 3
-_LIBRDKAFKA_LOG = logging.getLogger("streamjoin.dev.librdkafka")
-_LIBRDKAFKA_LOG.addHandler(logging.NullHandler())
 # Tansu reads these from the environment when no flag is given; a value meant for something else in
 # the user's shell (an OTLP endpoint, a schema registry) must not change the embedded broker.
 _TANSU_ENV = (
@@ -131,17 +126,11 @@ class _MetadataProbe:
 
     def __init__(self, port: int) -> None:
         self._port = port
-        self._admin: AdminClient | None = None
+        self._admin: Admin | None = None
 
     def __call__(self) -> bool:
         if not port_accepts(self._port):
             return False
         if self._admin is None:
-            config: dict[str, Any] = {
-                "bootstrap.servers": f"{LOOPBACK}:{self._port}",
-                "log.connection.close": False,
-                "logger": _LIBRDKAFKA_LOG,
-            }
-            self._admin = AdminClient(config)
-        metadata = self._admin.list_topics(timeout=2)
-        return bool(metadata.brokers)
+            self._admin = Admin(f"{LOOPBACK}:{self._port}")
+        return self._admin.broker_count(timeout_ms=2_000) > 0

@@ -14,11 +14,8 @@ import uuid
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from aiokafka import AIOKafkaConsumer
-from aiokafka.structs import TopicPartition
-from confluent_kafka import KafkaError, Message, Producer
-
 from streamjoin.dev.resp import RespConnection
+from streamjoin.kafka import DeliveredMessage, DeliveryError, TopicPartition, new_producer, reader
 
 __all__ = ["BrokerRoundTrip", "RedisRoundTrip", "broker_round_trip", "redis_round_trip"]
 
@@ -53,7 +50,7 @@ async def _broker_round_trip(bootstrap: str, topic: str, timeout_ms: int) -> Bro
     started = time.monotonic()
     check_id = uuid.uuid4().hex
     partition, offset = _produce_one(bootstrap, topic, check_id, timeout_ms)
-    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, group_id=None)
+    consumer = reader(bootstrap)
     await consumer.start()
     try:
         tp = TopicPartition(topic, partition)
@@ -75,10 +72,10 @@ async def _broker_round_trip(bootstrap: str, topic: str, timeout_ms: int) -> Bro
 
 def _produce_one(bootstrap: str, topic: str, check_id: str, timeout_ms: int) -> tuple[int, int]:
     # Not idempotent: librdkafka's idempotent producer waits about 1 s before its first delivery.
-    producer = Producer(
+    producer = new_producer(
         {"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 0, "logger": _LIBRDKAFKA_LOG}
     )
-    delivered: list[tuple[KafkaError | None, Message]] = []
+    delivered: list[tuple[DeliveryError | None, DeliveredMessage]] = []
     value = json.dumps({"check": check_id, "ts": int(time.time() * 1000)}).encode()
     producer.produce(
         topic, key=check_id.encode(), value=value, on_delivery=lambda e, m: delivered.append((e, m))

@@ -14,10 +14,10 @@ import time
 from typing import Any
 
 import httpx
-from confluent_kafka import Producer
 
 from streamjoin.dev.services import EmbeddedApi, EmbeddedJoiner
 from streamjoin.dev.steps import DevContext, StepFailedError
+from streamjoin.kafka import new_producer
 
 __all__ = [
     "DEMO_QUERY",
@@ -125,7 +125,7 @@ class ProduceDemoWorkloadStep:
 
     def run(self, context: DevContext) -> str:
         rng = random.Random(self.seed)
-        producer = Producer({"bootstrap.servers": context.stack.bootstrap, "linger.ms": 5})
+        producer = new_producer({"bootstrap.servers": context.stack.bootstrap, "linger.ms": 5})
         start = int(time.time() * 1000)
         sent = 0
         for i in range(self.orders):

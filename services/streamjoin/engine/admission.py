@@ -112,7 +112,9 @@ class SlidingWindows:
         window = inp.window
         if isinstance(window, RangeWindow):
             return _range_runtime(table, window.range, holding)
-        return _rows_runtime(table, window.rows, filtered, holding)
+        if isinstance(window, RowsWindow):
+            return _rows_runtime(table, window.rows, filtered, holding)
+        raise ValueError(f"input {inp.stream!r} has no window: sliding windows cannot run it")
 
 
 def _seq_only(entries: Any, k: Entry, check_seq: bool) -> Sequence[Entry]:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from streamjoin.engine.admission import Holding, WindowRuntime, admission_for
 from streamjoin.engine.algorithm import algorithm_for
@@ -40,6 +40,8 @@ from streamjoin.engine.window import StoreFactory, memory_store
 from streamjoin.query.model import QueryDef
 
 __all__ = ["MultiJoin", "Result", "default_plan"]
+
+_T = TypeVar("_T")
 
 
 def default_plan(query: QueryDef) -> JoinPlan:
@@ -68,6 +70,16 @@ def default_plan(query: QueryDef) -> JoinPlan:
     return JoinPlan(local[names[0]], local, None, "default: join graph in query order")
 
 
+def _registered(registry: Mapping[str, _T], mode: str, what: str) -> _T:
+    """Return the strategy registered for `mode`, or raise ValueError naming the known ones."""
+    try:
+        return registry[mode]
+    except KeyError:
+        raise ValueError(
+            f"{what} mode {mode!r} is not supported by the engine; known: {sorted(registry)}"
+        ) from None
+
+
 class MultiJoin:
     """Run one query's multi-way join over records fed in arrival order."""
 
@@ -91,8 +103,8 @@ class MultiJoin:
         self._names = query.stream_names
         filters = compile_filters(query)
         admission = admission_for(query)
-        schedule_kind = SCHEDULES[query.evaluation.mode]
-        expiration = EXPIRATIONS[query.expiration.mode](query)
+        schedule_kind = _registered(SCHEDULES, query.evaluation.mode, "evaluation")
+        expiration = _registered(EXPIRATIONS, query.expiration.mode, "expiration")(query)
         self._lazy_eval = schedule_kind.lazy
         holding = Holding(
             expired=schedule_kind.lazy or expiration.holds_expired, exact_counts=not schedule_kind.lazy

@@ -17,7 +17,7 @@ import faust
 from faust.transport.conductor import Conductor
 from faust.transport.drivers.aiokafka import Consumer as AIOKafkaConsumer
 
-from streamjoin.joiner.kafka_io import KafkaClients
+from streamjoin.kafka import KafkaClients
 
 __all__ = [
     "AssignmentOnlyConsumer",

@@ -1,7 +1,9 @@
-"""The statistics of one operator, in the shape the control plane reads (docs/registry.md, "Statistics").
+"""The live counters of one operator, published as the shared `OperatorStats` and `WindowStats` records.
 
 Counters that are committed with the batches (records in, results, late, malformed, dead letters)
-continue from the values in Redis when an operator takes a partition over, so they stay monotonic.
+continue from the committed values when an operator takes a partition over, so they stay monotonic.
+`OperatorCounters` is mutable and belongs to one operator; what crosses to the control plane is the
+frozen record it returns (`streamjoin.registry.stats`, docs/registry.md "Statistics").
 """
 
 from __future__ import annotations
@@ -9,22 +11,22 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
-
-from aiokafka import TopicPartition
 
 from streamjoin.engine import MultiJoin
 from streamjoin.joiner.batch import BuiltBatch
+from streamjoin.kafka import TopicPartition
 from streamjoin.query.model import QueryDef
 from streamjoin.registry.histogram import LatencyHistogram
+from streamjoin.registry.stats import OperatorStats, WindowStats
 
-__all__ = ["OperatorStats"]
+__all__ = ["OperatorCounters", "window_stats"]
 
 
-class OperatorStats:
+class OperatorCounters:
     """Counters, lag and latency of one (query, partition) operator."""
 
     def __init__(self, query: QueryDef) -> None:
+        """Count for `query`."""
         self.query = query
         self.counters: dict[str, int] = {}
         self.published: dict[str, int] = {"results": 0, "dead": 0}
@@ -60,8 +62,8 @@ class OperatorStats:
         """Record the processing latency of `count` results."""
         self.latency.observe(max(seconds, 0.0), count)
 
-    def operator_json(self, engine: MultiJoin | None) -> dict[str, Any]:
-        """Return the `operator` field of the statistics hash."""
+    def snapshot(self, engine: MultiJoin | None) -> OperatorStats:
+        """Return the operator's statistics now, as published (`engine`: None before it is built)."""
         c = self.counters
         watermark = engine.watermark if engine is not None else None
         finite = watermark is not None and math.isfinite(watermark)
@@ -73,20 +75,41 @@ class OperatorStats:
                 comparisons += stats.comparisons
                 probes += stats.probes
         records = c.get("records_in", 0)
-        return {
-            "watermark": watermark if finite else None,
-            "watermark_lag_ms": lag_ms,
-            "buffered": engine.buffered if engine is not None else 0,
-            "records_in": records,
-            "results": c.get("results", 0),
-            "published": self.published["results"],
-            "late": c.get("late", 0),
-            "malformed": {s: c.get(f"malformed:{s}", 0) for s in self.query.stream_names},
-            "dead_letters": c.get("dead", 0),
-            "consumer_lag": dict(self.consumer_lag),
-            "latency_seconds": self.latency.as_json(),
-            "plan_changes": engine.plan_changes if engine is not None else 0,
-            "estimated_cost": engine.plan.estimated_cost if engine is not None else None,
-            "observed_cost": (comparisons + probes) / records if records and engine is not None else None,
-            "updated_at": time.time(),
-        }
+        return OperatorStats(
+            watermark=watermark if finite else None,
+            watermark_lag_ms=lag_ms,
+            buffered=engine.buffered if engine is not None else 0,
+            records_in=records,
+            results=c.get("results", 0),
+            published=self.published["results"],
+            late=c.get("late", 0),
+            malformed={s: c.get(f"malformed:{s}", 0) for s in self.query.stream_names},
+            dead_letters=c.get("dead", 0),
+            consumer_lag=dict(self.consumer_lag),
+            latency_seconds=self.latency.as_json(),
+            plan_changes=engine.plan_changes if engine is not None else 0,
+            estimated_cost=engine.plan.estimated_cost if engine is not None else None,
+            observed_cost=(comparisons + probes) / records if records and engine is not None else None,
+            updated_at=time.time(),
+        )
+
+
+def window_stats(
+    query: QueryDef, engine: MultiJoin | None, tables: Mapping[str, tuple[int, int]]
+) -> dict[str, WindowStats]:
+    """Return each input window's statistics, with the size of its topic's shared table (`tables`).
+
+    Args:
+        query: the query the engine runs.
+        engine: the operator's engine; None (not built yet) publishes no window.
+        tables: per input topic, (records, records held by more than one entry) of its shared table.
+    """
+    if engine is None:
+        return {}
+    counters = engine.stats
+    return {
+        i.stream: WindowStats.of(
+            counters[i.stream], table_records=tables[i.topic][0], table_shared=tables[i.topic][1]
+        )
+        for i in query.inputs
+    }

@@ -24,10 +24,8 @@ from collections.abc import Callable, Sequence
 from operator import itemgetter
 from typing import Any
 
-from confluent_kafka import KafkaError, KafkaException, Producer
-
-from streamjoin.joiner.kafka_io import KafkaClients
 from streamjoin.joiner.outbox import HEADER_SEQ, OutboxRecord, sequence_header, sequence_prefix
+from streamjoin.kafka import DeliveryError, KafkaClients, ProducerError, new_producer
 
 __all__ = ["PublishError", "Publisher"]
 
@@ -62,7 +60,7 @@ class Publisher:
         # Publishes to one partition must not interleave: a publish that waits for queue room
         # (`BufferError`) holds its partition's lock, so a later batch cannot overtake it.
         self._order: dict[tuple[str, int], asyncio.Lock] = {}
-        self._producer = Producer(
+        self._producer = new_producer(
             {
                 **kafka.librdkafka,
                 "bootstrap.servers": kafka.bootstrap,
@@ -84,7 +82,7 @@ class Publisher:
         self._thread.start()
         self.fatal: str | None = None
 
-    def _on_error(self, error: KafkaError) -> None:
+    def _on_error(self, error: DeliveryError) -> None:
         if error.fatal():
             self.fatal = f"{error.name()}: {error.str()}"
             _log.error("producer fatal error: %s", self.fatal)
@@ -119,7 +117,7 @@ class Publisher:
         loop = asyncio.get_running_loop()
         done: asyncio.Future[int] = loop.create_future()
 
-        def delivered(err: KafkaError | None, msg: Any) -> None:
+        def delivered(err: DeliveryError | None, msg: Any) -> None:
             if err is not None:
                 outcome: object = PublishError(f"publishing to {topic}[{partition}] failed: {err.str()}")
             else:
@@ -149,7 +147,7 @@ class Publisher:
         prefix: bytes,
         *,
         seq_on_last_only: bool,
-        on_delivery: Callable[[KafkaError | None, Any], None],
+        on_delivery: Callable[[DeliveryError | None, Any], None],
     ) -> None:
         """Queue `records` in order; the last one carries `on_delivery`."""
         last = len(records) - 1
@@ -160,7 +158,7 @@ class Publisher:
             batch = [{"key": key, "value": value} for key, value, _ in records[:last]]
             try:
                 queued = self._producer.produce_batch(topic, batch, partition=partition)
-            except KafkaException as exc:
+            except ProducerError as exc:
                 raise PublishError(f"publishing to {topic}[{partition}] failed: {exc}") from exc
             if queued != last:
                 # Cannot happen with room checked. Records after a skipped one may be queued: a gap
@@ -187,7 +185,7 @@ class Publisher:
                     break
                 except BufferError:
                     await asyncio.sleep(0.005)
-                except KafkaException as exc:
+                except ProducerError as exc:
                     raise PublishError(f"publishing to {topic}[{partition}] failed: {exc}") from exc
 
     @staticmethod

@@ -2,17 +2,19 @@
 
 The registry lives in Redis (the control plane writes it through `RegistryStore`); a worker follows
 `RegistryStore.watch()` (pub/sub plus a one-second poll of the version) and rebuilds its set of
-`QuerySpec`s from each snapshot. A query that fails to parse is reported and skipped, never fatal.
+`QuerySpec`s from each snapshot. The snapshot's `QueryRecord`s hold their parsed `QueryDef`; a query
+whose controls do not fit it (or that could not be read back) is reported and skipped, never fatal.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass
 
-from streamjoin.query import QueryDef, QueryError, parse_query
-from streamjoin.registry import RegistrySnapshot
+from streamjoin.query import QueryDef, QueryError
+from streamjoin.query.dump import dump_query
+from streamjoin.registry import QueryRecord, RegistrySnapshot
+from streamjoin.registry.records import dumps
 
 __all__ = ["QuerySpec", "specs_from_snapshot"]
 
@@ -21,14 +23,20 @@ _log = logging.getLogger(__name__)
 
 @dataclass(frozen=True, slots=True)
 class QuerySpec:
-    """A query as a worker runs it: the definition with its controls applied."""
+    """A query as a worker runs it: the registered definition with its controls applied."""
 
     name: str
     query: QueryDef
     revision: int
     paused: bool
     fingerprint: str
-    """The effective definition as canonical JSON: a change means the operators must be rebuilt."""
+    """The effective definition's JSON form: a change means the operators must be rebuilt."""
+
+    @classmethod
+    def of(cls, record: QueryRecord) -> QuerySpec:
+        """Return what runs of `record`; raise `QueryError` if its controls do not fit the query."""
+        query = record.effective()
+        return cls(record.name, query, record.revision, record.controls.paused, dumps(dump_query(query)))
 
     @property
     def topics(self) -> tuple[str, ...]:
@@ -39,20 +47,12 @@ class QuerySpec:
 def specs_from_snapshot(snapshot: RegistrySnapshot) -> tuple[dict[str, QuerySpec], dict[str, str]]:
     """Return (runnable queries by name, problems by query name) of a registry snapshot."""
     specs: dict[str, QuerySpec] = {}
-    problems: dict[str, str] = {}
+    problems: dict[str, str] = dict(snapshot.problems)
     for name, record in snapshot.queries.items():
-        definition = record.effective_definition()
         try:
-            query = parse_query(definition)
+            specs[name] = QuerySpec.of(record)
         except QueryError as exc:
             problems[name] = str(exc)
-            _log.error("query %s cannot run: %s", name, exc)
-            continue
-        specs[name] = QuerySpec(
-            name=name,
-            query=query,
-            revision=record.revision,
-            paused=record.controls.paused,
-            fingerprint=json.dumps(definition, sort_keys=True, default=str),
-        )
+    for name, problem in sorted(problems.items()):
+        _log.error("query %s cannot run: %s", name, problem)
     return specs, problems

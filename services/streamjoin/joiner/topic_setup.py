@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import time
 
-from streamjoin.joiner.kafka_io import KafkaClients
+from streamjoin.kafka import KafkaClients
 from streamjoin.topics import TopicSpec, broker_topics, create_topics
 
 __all__ = ["ANCHOR_TOPIC", "ensure_anchor_topic", "ensure_output_topics"]

@@ -18,21 +18,19 @@ import time
 from collections.abc import Coroutine, Iterable
 from typing import Any
 
-from aiokafka import AIOKafkaConsumer
-from aiokafka.errors import KafkaError
-
 from streamjoin.joiner.app import add_input_topics, crashed_services, make_app
 from streamjoin.joiner.config import WorkerConfig
 from streamjoin.joiner.health import Health, serve_readiness
-from streamjoin.joiner.kafka_io import KafkaClients, new_consumer, partition_counts
 from streamjoin.joiner.operator import OutputTopics, PartitionOperator
-from streamjoin.joiner.planning import QueryPlanner
+from streamjoin.joiner.operator_stats import window_stats
+from streamjoin.joiner.planning import QueryFactories
 from streamjoin.joiner.publisher import Publisher
 from streamjoin.joiner.registry_watch import QuerySpec, specs_from_snapshot
+from streamjoin.joiner.tasks import every, retry_until_stopped
 from streamjoin.joiner.topic_setup import ANCHOR_TOPIC, ensure_anchor_topic, ensure_output_topics
+from streamjoin.kafka import Consumer, ConsumerError, KafkaClients, new_consumer, partition_counts
 from streamjoin.registry import PartitionState, RegistryStore
 from streamjoin.settings import Settings
-from streamjoin.state.base import StateUnavailableError
 from streamjoin.state.redis import RedisStateStore
 
 __all__ = ["JoinerWorker"]
@@ -56,7 +54,7 @@ class JoinerWorker:
         self._store = RedisStateStore.from_settings(settings, prefix=config.prefix)
         self._publisher: Publisher | None = None
         self._app: Any = None
-        self._meta: AIOKafkaConsumer | None = None
+        self._meta: Consumer | None = None
         # Faust wants a data directory; nothing is kept there, so a private one that goes with us.
         self._faust_dir = tempfile.TemporaryDirectory(prefix="streamjoin-faust-")
         self._known_topics: set[str] = set()
@@ -66,7 +64,7 @@ class JoinerWorker:
         self._assigned: set[tuple[str, int]] = set()
         self._ops: dict[OpKey, PartitionOperator] = {}
         self._op_fingerprint: dict[OpKey, str] = {}
-        self._planners: dict[str, QueryPlanner] = {}
+        self._factories = QueryFactories()
         self._version = 0
         self._lock = asyncio.Lock()
         self._started_at = time.time()
@@ -150,29 +148,10 @@ class JoinerWorker:
         _log.info("worker %s stopped", self.config.worker_id)
 
     async def _retry_until_stopped(self, component: str, call: Any) -> Any:
-        backoff = 0.1
-        while not self._stop.is_set():
-            try:
-                result = await call()
-                self.health.ok(component)
-                return result
-            except Exception as exc:
-                self.health.fail(component, f"{type(exc).__name__}: {exc}")
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._stop.wait(), backoff)
-                backoff = min(backoff * 2, 5.0)
-        return None
+        return await retry_until_stopped(self.health, self._stop, component, call)
 
     async def _every(self, interval_ms: int, job: Any) -> None:
-        while True:
-            try:
-                await job()
-                self.health.ok(job.__name__)
-            except (StateUnavailableError, ConnectionError, OSError, TimeoutError) as exc:
-                self.health.fail(job.__name__, f"{type(exc).__name__}: {exc}")
-            except Exception:
-                _log.exception("%s failed", job.__name__)
-            await asyncio.sleep(interval_ms / 1000)
+        await every(self.health, interval_ms, job)
 
     # -- registry -----------------------------------------------------------------------------
 
@@ -203,7 +182,7 @@ class JoinerWorker:
             for name in set(old) - set(specs):
                 await self._stop_ops([k for k in self._ops if k[0] == name])
                 self._outputs.pop(name, None)
-                self._planners.pop(name, None)
+                self._factories.drop(name)
                 dropped = await self._store.drop_query(name)
                 _log.info("query %s deleted: dropped %d state keys", name, dropped)
             for name, spec in specs.items():
@@ -298,11 +277,9 @@ class JoinerWorker:
 
     def _start_op(self, key: OpKey, spec: QuerySpec) -> None:
         assert self._publisher is not None
-        planner = self._planners.setdefault(spec.name, QueryPlanner(spec.query))
         op = PartitionOperator(
-            spec.query,
+            self._factories.factory(spec.query),
             key[1],
-            plan=planner.plan,
             outputs=self._outputs[spec.name],
             kafka=self._kafka,
             store=self._store,
@@ -386,7 +363,7 @@ class JoinerWorker:
             await asyncio.wait_for(self._meta.topics(), _KAFKA_PROBE_TIMEOUT_S)
         except TimeoutError as exc:
             raise TimeoutError(f"no broker answered within {_KAFKA_PROBE_TIMEOUT_S:g} s") from exc
-        except KafkaError as exc:
+        except ConsumerError as exc:
             raise ConnectionError(f"broker: {exc}") from exc
 
     async def _publish_stats(self) -> None:
@@ -394,35 +371,13 @@ class JoinerWorker:
         # The shared window tables are the same for every query reading a topic: read each once.
         tables = await self._store.table_sizes({(p, i.topic) for (_, p), op in ops for i in op.query.inputs})
         for (q, p), op in ops:
-            engine = op.engine
-            streams: dict[str, dict[str, object]] = {}
-            if engine is not None:
-                windows = engine.stats
-                for inp in op.query.inputs:
-                    records, shared = tables[(p, inp.topic)]
-                    streams[inp.stream] = {
-                        **windows[inp.stream].as_dict(),
-                        "table_records": records,
-                        "table_shared": shared,
-                    }
-            await self._registry.write_stats(q, p, op.stats.operator_json(engine), streams)
+            windows = window_stats(
+                op.query, op.engine, {i.topic: tables[(p, i.topic)] for i in op.query.inputs}
+            )
+            await self._registry.write_stats(q, p, op.stats.snapshot(op.engine), windows)
 
     async def _replan(self) -> None:
-        for name, planner in list(self._planners.items()):
-            ops = [op for (q, _), op in self._ops.items() if q == name and op.engine is not None]
-            request = await self._registry.pending_replan(name)
-            plan = planner.maybe_replan(
-                [op.engine for op in ops if op.engine is not None], force=request is not None
-            )
-            if plan is not None:
-                for op in ops:
-                    op.set_plan(plan)
-                await self._registry.write_plan(name, plan, statistics=planner.statistics())
-            elif planner.unpublished or request is not None:  # a request shows what it was judged on
-                await self._registry.write_plan(name, planner.plan, statistics=planner.statistics())
-            planner.unpublished = False
-            if request is not None:
-                await self._registry.clear_replan(name, request)
+        await self._factories.replan(self._registry, [(q, op) for (q, _), op in self._ops.items()])
 
 
 def _state(state: str) -> PartitionState:

@@ -3,20 +3,28 @@
 A hand-written tokenizer and recursive-descent parser: the text is data, never evaluated. Grammar
 (keywords case-insensitive, identifiers case-sensitive, `"quoted"` identifiers for anything else)::
 
-    query     := SELECT select FROM input ("," input)* [WHERE condition] [";"]
+    query     := SELECT select FROM input ("," input)* [WITHIN pair ("," pair)*]
+                 [WHERE condition] [shed] [";"]
     select    := "*" | ref ("," ref)*
-    input     := stream "[" window "]"
-    window    := RANGE number [unit] | ROWS integer | PARTITION BY field ROWS integer
+    input     := stream ["[" window "]"]
+    window    := RANGE number [unit] [STRICT] | ROWS integer | PARTITION BY field ROWS integer
+    pair      := "(" stream "," stream ")" number [unit]
     condition := term (AND term)*
     term      := "(" condition ")" | operand op operand
     operand   := ref | number | 'string' | TRUE | FALSE | NULL
     ref       := stream "." field
     op        := "=" | "!=" | "<>" | "<" | "<=" | ">" | ">="
     unit      := MS | MILLISECOND[S] | SECOND[S] | MINUTE[S] | HOUR[S] | DAY[S]
+    shed      := SHED MEMORY integer POLICY name [IMPORTANCE field] [COMBINE name] [SEED integer]
 
-A bare RANGE is in the query's timestamp unit; a unit converts to milliseconds (so it assumes
-millisecond timestamps). Every problem raises `CqlError` (a `QueryError` with field `cql`) whose
-message gives the character position.
+The SHED clause is the query's `shedding` field (`streamjoin.query.shedding`); its words are
+keywords only there, so a stream named `shed` needs no quotes.
+
+A bare RANGE or WITHIN bound is in the query's timestamp unit; a unit converts to milliseconds (so
+it assumes millisecond timestamps). `WITHIN (a, b) 50` is the `within` pair `["a", "b", 50]`; an
+input without `[window]` is bounded by its pairs only; `STRICT` makes a range window exclusive.
+Every problem raises `CqlError` (a `QueryError` with field `cql`) whose message gives the character
+position.
 
 >>> streams = {"a": Stream("net.a", "ts"), "b": Stream("net.b", "ts")}
 >>> q = parse_cql("SELECT * FROM a [RANGE 100], b [ROWS 50] WHERE a.src = b.src", streams)
@@ -27,71 +35,37 @@ message gives the character position.
 >>> parse_cql("SELECT * FROM a [RANGE 0], b [ROWS 50]", streams)
 Traceback (most recent call last):
 ...
-streamjoin.query.cql.CqlError: cql: a RANGE window must be > 0 at position 23 (line 1, column 24)
+streamjoin.query.cql_lex.CqlError: cql: a RANGE window must be > 0 at position 23 (line 1, column 24)
 >>> format_cql(q)
 'SELECT * FROM a [RANGE 100], b [ROWS 50] WHERE a.src = b.src'
+>>> w = parse_cql("SELECT * FROM a [RANGE 100 STRICT], b WITHIN (a, b) 50 WHERE a.src = b.src", streams)
+>>> w["inputs"][0]["window"], "window" in w["inputs"][1], w["within"]
+({'range': 100, 'strict': True}, False, [['a', 'b', 50]])
 """
 
 from __future__ import annotations
 
-import json
 import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from streamjoin.query.cql_format import RESERVED, format_cql
+from streamjoin.query.cql_lex import CqlError, Token, tokenize
 from streamjoin.query.parse import QueryError
+from streamjoin.query.shedding import COMBINE_NAMES, POLICY_NAMES
 
 __all__ = ["MAX_CQL_LENGTH", "CqlError", "CqlStream", "Stream", "format_cql", "parse_cql"]
 
 MAX_CQL_LENGTH = 65_536
 _MAX_DEPTH = 32
 
-RESERVED = frozenset(
-    {
-        "SELECT",
-        "FROM",
-        "WHERE",
-        "AND",
-        "OR",
-        "NOT",
-        "RANGE",
-        "ROWS",
-        "PARTITION",
-        "BY",
-        "TRUE",
-        "FALSE",
-        "NULL",
-    }
-)
 _UNITS_MS = {
     "MS": 1, "MILLISECOND": 1, "MILLISECONDS": 1, "SECOND": 1_000, "SECONDS": 1_000,
     "MINUTE": 60_000, "MINUTES": 60_000, "HOUR": 3_600_000, "HOURS": 3_600_000,
     "DAY": 86_400_000, "DAYS": 86_400_000,
 }  # fmt: skip
 _OPS = {"=": "=", "!=": "!=", "<>": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_TOKEN = re.compile(
-    r"""(?P<ws>\s+)
-      | (?P<number>-?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?)
-      | (?P<word>[A-Za-z_][A-Za-z0-9_]*)
-      | (?P<qident>"(?:[^"]|"")*")
-      | (?P<string>'(?:[^']|'')*')
-      | (?P<op><>|!=|<=|>=|[=<>])
-      | (?P<punct>[*,.\[\]();])""",
-    re.VERBOSE,
-)
-
-
-class CqlError(QueryError):
-    """CQL text that cannot be accepted; `position` is the 0-based offset of the problem."""
-
-    def __init__(self, text: str, position: int, message: str) -> None:
-        line = text.count("\n", 0, position) + 1
-        column = position - (text.rfind("\n", 0, position) + 1) + 1
-        super().__init__("cql", f"{message} at position {position} (line {line}, column {column})")
-        self.position = position
 
 
 class CqlStream(Protocol):
@@ -116,56 +90,31 @@ class Stream:
     timestamp: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class _Token:
-    kind: str  # number, word, qident, string, op, punct, end
-    text: str
-    pos: int
-
-    @property
-    def keyword(self) -> str | None:
-        return self.text.upper() if self.kind == "word" else None
-
-
-def _tokenize(text: str) -> list[_Token]:
-    tokens: list[_Token] = []
-    pos = 0
-    while pos < len(text):
-        match = _TOKEN.match(text, pos)
-        if match is None:
-            raise CqlError(text, pos, f"unexpected character {text[pos]!r}")
-        kind = match.lastgroup or ""
-        if kind != "ws":
-            tokens.append(_Token(kind, match.group(), pos))
-        pos = match.end()
-    tokens.append(_Token("end", "", len(text)))
-    return tokens
-
-
 class _Parser:
     """Recursive descent over the token list; builds the query JSON fragments."""
 
     def __init__(self, text: str, streams: Mapping[str, CqlStream]) -> None:
         self.text = text
         self.streams = streams
-        self.tokens = _tokenize(text)
+        self.tokens = tokenize(text)
         self.i = 0
         self.inputs: list[dict[str, Any]] = []
         self.names: set[str] = set()
-        self.refs: list[tuple[str, _Token]] = []  # stream of each ref, to check after FROM
+        self.refs: list[tuple[str, Token]] = []  # stream of each ref, to check after FROM
+        self.within: list[list[Any]] = []
 
     # -- helpers --------------------------------------------------------------------------------
     @property
-    def tok(self) -> _Token:
+    def tok(self) -> Token:
         return self.tokens[self.i]
 
-    def fail(self, message: str, token: _Token | None = None) -> CqlError:
+    def fail(self, message: str, token: Token | None = None) -> CqlError:
         return CqlError(self.text, (token or self.tok).pos, message)
 
-    def describe(self, token: _Token) -> str:
+    def describe(self, token: Token) -> str:
         return "the end of the text" if token.kind == "end" else repr(token.text)
 
-    def take(self) -> _Token:
+    def take(self) -> Token:
         token = self.tok
         self.i += 1
         return token
@@ -205,11 +154,13 @@ class _Parser:
             raise self.fail(f'expected {what}, found keyword {token.text!r} (quote it: "{token.text}")')
         raise self.fail(f"expected {what}, found {self.describe(token)}")
 
-    def number(self, what: str) -> tuple[int | float, _Token]:
+    def number(self, what: str) -> tuple[int | float, Token]:
         token = self.tok
         if token.kind != "number":
             raise self.fail(f"expected {what}, found {self.describe(token)}")
         self.i += 1
+        if len(token.text) > 40:  # int() of 4,300 digits raises; no window or constant needs 40
+            raise self.fail(f"{what} has too many digits", token)
         value: int | float = float(token.text) if any(c in token.text for c in ".eE") else int(token.text)
         if not math.isfinite(value):
             raise self.fail(f"{what} must be finite", token)
@@ -223,9 +174,14 @@ class _Parser:
         self.input()
         while self.punct(","):
             self.input()
+        if self.accept("WITHIN"):
+            self.pair()
+            while self.punct(","):
+                self.pair()
         where: list[list[Any]] = []
         if self.accept("WHERE"):
             self.condition(where, depth=0)
+        shedding = self.shed() if self.accept("SHED") else None
         self.punct(";")
         if self.tok.kind != "end":
             if self.tok.keyword in ("OR", "NOT"):
@@ -235,9 +191,38 @@ class _Parser:
             if stream not in self.names:
                 raise self.fail(f"stream {stream!r} is not in FROM", token)
         out: dict[str, Any] = {"inputs": self.inputs, "where": where}
+        if self.within:
+            out["within"] = self.within
         if select is not None:
             out["select"] = select
+        if shedding is not None:
+            out["shedding"] = shedding
         return out
+
+    def shed(self) -> dict[str, Any]:
+        self.expect("MEMORY")
+        memory, token = self.number("a memory budget (records)")
+        if not isinstance(memory, int) or memory <= 0:
+            raise self.fail("MEMORY must be an integer > 0", token)
+        self.expect("POLICY")
+        out: dict[str, Any] = {"memory": memory, "policy": self.choice(POLICY_NAMES, "a policy")}
+        if self.accept("IMPORTANCE"):
+            out["importance"] = self.identifier("an importance field", allow_keyword=True)
+        if self.accept("COMBINE"):
+            out["combine"] = self.choice(COMBINE_NAMES, "a combine function")
+        if self.accept("SEED"):
+            seed, token = self.number("a seed")
+            if not isinstance(seed, int):
+                raise self.fail("SEED must be an integer", token)
+            out["seed"] = seed
+        return out
+
+    def choice(self, names: Sequence[str], what: str) -> str:
+        token = self.tok
+        if token.kind != "word" or token.text.lower() not in names:
+            raise self.fail(f"expected {what} ({', '.join(names)}), found {self.describe(token)}")
+        self.i += 1
+        return token.text.lower()
 
     def select(self) -> list[str] | None:
         if self.punct("*"):
@@ -265,26 +250,49 @@ class _Parser:
         if name in self.names:
             raise self.fail(f"stream {name!r} appears twice in FROM", start)
         self.names.add(name)
-        self.expect_punct("[")
-        window = self.window()
-        self.expect_punct("]")
         stream = self.streams[name]
-        self.inputs.append(
-            {"stream": name, "topic": stream.topic, "timestamp": stream.timestamp, "window": window}
-        )
+        entry: dict[str, Any] = {"stream": name, "topic": stream.topic, "timestamp": stream.timestamp}
+        if self.punct("["):
+            entry["window"] = self.window()
+            self.expect_punct("]")
+        self.inputs.append(entry)
+
+    def duration(self, what: str) -> int | float:
+        """Read `number [unit]` and return it in the query's unit (milliseconds if a unit is given)."""
+        size, token = self.number(what)
+        unit = self.tok.keyword
+        if unit in _UNITS_MS:
+            self.i += 1
+            size = size * _UNITS_MS[unit]
+            if isinstance(size, float) and size.is_integer():
+                size = int(size)
+        if size <= 0:
+            raise self.fail(f"{what} must be > 0", token)
+        return size
+
+    def pair(self) -> None:
+        start = self.tok
+        self.expect_punct("(")
+        names = []
+        for n in range(2):
+            token = self.tok
+            name = self.identifier("a stream name")
+            if name not in self.names:
+                raise self.fail(f"stream {name!r} is not in FROM", token)
+            names.append(name)
+            if n == 0:
+                self.expect_punct(",")
+        self.expect_punct(")")
+        if names[0] == names[1]:
+            raise self.fail(f"WITHIN bounds {names[0]!r} against itself; name two different streams", start)
+        if any({p[0], p[1]} == set(names) for p in self.within):
+            raise self.fail(f"the pair ({names[0]}, {names[1]}) appears twice in WITHIN", start)
+        self.within.append([names[0], names[1], self.duration("a WITHIN bound")])
 
     def window(self) -> dict[str, Any]:
         if self.accept("RANGE"):
-            size, token = self.number("a window size")
-            unit = self.tok.keyword
-            if unit in _UNITS_MS:
-                self.i += 1
-                size = size * _UNITS_MS[unit]
-                if isinstance(size, float) and size.is_integer():
-                    size = int(size)
-            if size <= 0:
-                raise self.fail("a RANGE window must be > 0", token)
-            return {"range": size}
+            size = self.duration("a RANGE window")
+            return {"range": size, "strict": True} if self.accept("STRICT") else {"range": size}
         partition_by = None
         if self.accept("PARTITION"):
             self.expect("BY")
@@ -355,50 +363,3 @@ def parse_cql(text: str, streams: Mapping[str, CqlStream]) -> dict[str, Any]:
     if len(text) > MAX_CQL_LENGTH:
         raise CqlError(text, MAX_CQL_LENGTH, f"the text is longer than {MAX_CQL_LENGTH} characters")
     return _Parser(text, streams).query()
-
-
-def _ident(name: str) -> str:
-    if _IDENT.fullmatch(name) and name.upper() not in RESERVED:
-        return name
-    return '"' + name.replace('"', '""') + '"'
-
-
-def _field(name: str) -> str:
-    return name if _IDENT.fullmatch(name) else '"' + name.replace('"', '""') + '"'
-
-
-def _operand(value: Any, streams: frozenset[str]) -> str:
-    if isinstance(value, str):
-        stream, dot, field = value.partition(".")
-        if dot and field and stream in streams:
-            return f"{_ident(stream)}.{_field(field)}"
-        return "'" + value.replace("'", "''") + "'"
-    if value is None or isinstance(value, bool):
-        return {None: "NULL", True: "TRUE", False: "FALSE"}[value]
-    if isinstance(value, int | float) and math.isfinite(value):
-        return json.dumps(value)
-    raise ValueError(f"cannot write {value!r} as a CQL literal")
-
-
-def _window(window: Mapping[str, Any]) -> str:
-    if "range" in window:
-        return f"RANGE {json.dumps(window['range'])}"
-    rows = f"ROWS {int(window['rows'])}"
-    partition_by = window.get("partition_by")
-    return rows if partition_by is None else f"PARTITION BY {_ident(partition_by)} {rows}"
-
-
-def format_cql(query: Mapping[str, Any]) -> str:
-    """Return the CQL text of a query JSON's inputs, where and select (the other fields have no CQL)."""
-    inputs: Sequence[Mapping[str, Any]] = query["inputs"]
-    streams = frozenset(str(i["stream"]) for i in inputs)
-    select = query.get("select")
-    head = "*" if not select else ", ".join(_operand(s, streams) for s in select)
-    parts = [
-        f"SELECT {head} FROM " + ", ".join(f"{_ident(i['stream'])} [{_window(i['window'])}]" for i in inputs)
-    ]
-    where = query.get("where") or []
-    if where:
-        conditions = (f"{_operand(a, streams)} {op} {_operand(b, streams)}" for a, op, b in where)
-        parts.append("WHERE " + " AND ".join(conditions))
-    return " ".join(parts)

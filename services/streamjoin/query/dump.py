@@ -18,13 +18,14 @@ from __future__ import annotations
 from typing import Any
 
 from streamjoin.query.model import FieldRef, ModeDef, Operand, QueryDef, RangeWindow, WindowDef
+from streamjoin.query.shedding import dump_shedding
 
-__all__ = ["dump_query"]
+__all__ = ["dump_mode", "dump_query"]
 
 
 def _window(window: WindowDef) -> dict[str, Any]:
     if isinstance(window, RangeWindow):
-        return {"range": window.range}
+        return {"range": window.range, "strict": True} if window.strict else {"range": window.range}
     out: dict[str, Any] = {"rows": window.rows}
     if window.partition_by is not None:
         out["partition_by"] = window.partition_by
@@ -32,7 +33,7 @@ def _window(window: WindowDef) -> dict[str, Any]:
 
 
 def _mode(mode: ModeDef) -> dict[str, Any]:
-    return {"mode": "eager"} if mode.mode == "eager" else {"mode": "lazy", "every": mode.every}
+    return {"mode": "lazy", "every": mode.every} if mode.mode == "lazy" else {"mode": mode.mode}
 
 
 def _operand(operand: Operand) -> Any:
@@ -44,7 +45,8 @@ def dump_query(query: QueryDef) -> dict[str, Any]:
     out: dict[str, Any] = {
         "name": query.name,
         "inputs": [
-            {"stream": i.stream, "topic": i.topic, "timestamp": i.timestamp, "window": _window(i.window)}
+            {"stream": i.stream, "topic": i.topic, "timestamp": i.timestamp}
+            | ({} if i.window is None else {"window": _window(i.window)})
             for i in query.inputs
         ],
         "where": [[_operand(p.left), p.op, _operand(p.right)] for p in query.where],
@@ -57,6 +59,15 @@ def dump_query(query: QueryDef) -> dict[str, Any]:
         "select": None if query.select is None else [str(s) for s in query.select],
         "start": query.start,
     }
+    if query.within:  # written only when given, like `strict`: older stored queries stay as they were
+        out["within"] = [[p.left, p.right, p.bound] for p in query.within]
     if query.dead_letter_topic is not None:
         out["dead_letter"] = {"topic": query.dead_letter_topic}
+    if query.shedding is not None:
+        out["shedding"] = dump_shedding(query.shedding)
     return out
+
+
+def dump_mode(mode: ModeDef) -> dict[str, Any]:
+    """Return the JSON form of an evaluation or expiration mode (inverse of `parse_mode`)."""
+    return _mode(mode)

@@ -9,33 +9,49 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
+from streamjoin.query.shedding import SheddingDef
+
 __all__ = [
     "Algorithm",
     "Comparison",
+    "ExpirationMode",
     "FieldRef",
     "InputDef",
     "JsonScalar",
+    "Mode",
     "ModeDef",
     "Operand",
     "Predicate",
     "QueryDef",
     "RangeWindow",
     "RowsWindow",
+    "StartName",
     "StartPosition",
     "WindowDef",
+    "WithinPair",
 ]
 
 Comparison: TypeAlias = Literal["=", "!=", "<", "<=", ">", ">="]
 Algorithm: TypeAlias = Literal["hash", "nlj"]
+Mode: TypeAlias = Literal["eager", "lazy"]
+"""An evaluation mode (Golab & Özsu); also the expiration modes every engine runs."""
+ExpirationMode: TypeAlias = Literal["eager", "lazy", "probe", "probe_insert", "probe_all"]
+"""`eager`/`lazy`, and Kostowski & Claypool's invalidation scopes (docs/windows.md)."""
 JsonScalar: TypeAlias = str | int | float | bool | None
-StartPosition: TypeAlias = Literal["latest", "earliest"] | int | float
+StartName: TypeAlias = Literal["latest", "earliest"]
+StartPosition: TypeAlias = StartName | int | float
 
 
 @dataclass(frozen=True, slots=True)
 class RangeWindow:
-    """A time-based window: the last `range` time units (in the query's timestamp unit)."""
+    """A time-based window: the last `range` time units (in the query's timestamp unit).
+
+    `strict` makes the bound exclusive (`t_max - ts < range`, Kostowski & Claypool); by default it
+    is inclusive (`t_max - ts <= range`, Golab & Özsu).
+    """
 
     range: float
+    strict: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,12 +67,29 @@ WindowDef: TypeAlias = RangeWindow | RowsWindow
 
 @dataclass(frozen=True, slots=True)
 class InputDef:
-    """One input of a query: a named stream read from a topic, with its own window."""
+    """One input of a query: a named stream read from a topic, with its own window.
+
+    `window` is None for an input bounded only by the query's `within` pairs.
+    """
 
     stream: str
     topic: str
     timestamp: str | None
-    window: WindowDef
+    window: WindowDef | None
+
+
+@dataclass(frozen=True, slots=True)
+class WithinPair:
+    """A pairwise window constraint (Hammad et al.'s W-join): `|ts(left) - ts(right)| <= bound`."""
+
+    left: str
+    right: str
+    bound: float
+
+    @property
+    def streams(self) -> frozenset[str]:
+        """Return the two inputs the constraint bounds against each other."""
+        return frozenset((self.left, self.right))
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,9 +132,13 @@ class Predicate:
 
 @dataclass(frozen=True, slots=True)
 class ModeDef:
-    """Evaluation or expiration mode: eager, or lazy every `every` time units."""
+    """Evaluation or expiration mode: eager, lazy every `every` time units, or an invalidation scope.
 
-    mode: Literal["eager", "lazy"] = "eager"
+    The scopes (`probe`, `probe_insert`, `probe_all`) are expiration modes only: the parser refuses
+    them as an evaluation mode.
+    """
+
+    mode: ExpirationMode = "eager"
     every: float | None = None
 
 
@@ -121,6 +158,8 @@ class QueryDef:
     select: tuple[FieldRef, ...] | None = None
     start: StartPosition = "latest"
     dead_letter_topic: str | None = None
+    within: tuple[WithinPair, ...] = ()
+    shedding: SheddingDef | None = None
 
     @property
     def stream_names(self) -> tuple[str, ...]:

@@ -11,9 +11,13 @@ import math
 from collections.abc import Mapping
 from typing import Any, Literal, TypeGuard, cast
 
+from streamjoin.query.bounds import unbounded_input
+from streamjoin.query.engine_support import require_engine_support
+from streamjoin.query.errors import QueryError
 from streamjoin.query.model import (
     Algorithm,
     Comparison,
+    ExpirationMode,
     FieldRef,
     InputDef,
     ModeDef,
@@ -24,11 +28,23 @@ from streamjoin.query.model import (
     RowsWindow,
     StartPosition,
     WindowDef,
+    WithinPair,
 )
+from streamjoin.query.shedding import parse_shedding
 
-__all__ = ["QueryError", "parse_operand", "parse_query", "validate_join_graph"]
+__all__ = [
+    "QueryError",
+    "parse_definition",
+    "parse_expiration",
+    "parse_mode",
+    "parse_operand",
+    "parse_order",
+    "parse_query",
+    "validate_join_graph",
+]
 
 _COMPARISONS: frozenset[str] = frozenset({"=", "!=", "<", "<=", ">", ">="})
+_EXPIRATION_SCOPES: tuple[ExpirationMode, ...] = ("probe", "probe_insert", "probe_all")
 _TOP_LEVEL: frozenset[str] = frozenset(
     {
         "name",
@@ -43,21 +59,28 @@ _TOP_LEVEL: frozenset[str] = frozenset(
         "select",
         "start",
         "dead_letter",
+        "within",
+        "shedding",
     }
 )
 
 
-class QueryError(ValueError):
-    """A query that cannot be accepted; `field` names where the problem is."""
+MAX_SPAN = 10**15
+"""The largest window range, `every` and `lateness` accepted (in the query's unit: 31,000 years of ms).
+A larger one could never expire anything, and keeps a query positioning for ever."""
 
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
+MAX_ROWS = 10**9
+"""The largest count window accepted."""
+
+MAX_START = 2**53
+"""The largest `start` timestamp: the record reader's timestamp limit (exact as a double)."""
 
 
 def _is_number(value: object) -> TypeGuard[int | float]:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    # math.isfinite raises OverflowError on an int beyond a double (a 4,000-digit window)
+    return math.isfinite(value) if isinstance(value, float) else True
 
 
 def _name(value: object, where: str) -> str:
@@ -74,7 +97,7 @@ def _mapping(value: object, where: str) -> Mapping[str, Any]:
 
 def _window(raw: object, where: str) -> WindowDef:
     spec = _mapping(raw, where)
-    unknown = set(spec) - {"range", "rows", "partition_by"}
+    unknown = set(spec) - {"range", "rows", "partition_by", "strict"}
     if unknown:
         raise QueryError(where, f"unknown window field(s) {sorted(unknown)}")
     if ("range" in spec) == ("rows" in spec):
@@ -83,12 +106,17 @@ def _window(raw: object, where: str) -> WindowDef:
         if "partition_by" in spec:
             raise QueryError(f"{where}.partition_by", 'only a "rows" window can be partitioned')
         size = spec["range"]
-        if not _is_number(size) or size <= 0:
-            raise QueryError(f"{where}.range", "must be a number > 0")
-        return RangeWindow(range=size)
+        if not _is_number(size) or size <= 0 or size > MAX_SPAN:
+            raise QueryError(f"{where}.range", f"must be a number > 0 and <= {MAX_SPAN:.0e}")
+        strict = spec.get("strict", False)
+        if not isinstance(strict, bool):
+            raise QueryError(f"{where}.strict", "must be true or false")
+        return RangeWindow(range=size, strict=strict)
+    if "strict" in spec:
+        raise QueryError(f"{where}.strict", 'only a "range" window can be strict')
     rows = spec["rows"]
-    if isinstance(rows, bool) or not isinstance(rows, int) or rows <= 0:
-        raise QueryError(f"{where}.rows", "must be an integer > 0")
+    if isinstance(rows, bool) or not isinstance(rows, int) or rows <= 0 or rows > MAX_ROWS:
+        raise QueryError(f"{where}.rows", f"must be an integer > 0 and <= {MAX_ROWS:.0e}")
     partition_by = spec.get("partition_by")
     if partition_by is not None:
         partition_by = _name(partition_by, f"{where}.partition_by")
@@ -116,9 +144,9 @@ def _inputs(raw: object) -> tuple[InputDef, ...]:
         timestamp = spec.get("timestamp")
         if timestamp is not None:
             timestamp = _name(timestamp, f"{where}.timestamp")
-        if "window" not in spec:
-            raise QueryError(f"{where}.window", "is required")
-        inputs.append(InputDef(stream, topic, timestamp, _window(spec["window"], f"{where}.window")))
+        window = spec.get("window")  # None: bounded by `within` pairs only (checked by `_within`)
+        window = None if window is None else _window(window, f"{where}.window")
+        inputs.append(InputDef(stream, topic, timestamp, window))
     return tuple(inputs)
 
 
@@ -198,9 +226,56 @@ def _mode(raw: object, where: str) -> ModeDef:
     if mode != "lazy":
         raise QueryError(f"{where}.mode", 'must be "eager" or "lazy"')
     every = spec.get("every")
-    if not _is_number(every) or every <= 0:
-        raise QueryError(f"{where}.every", "lazy mode needs a number every > 0")
+    if not _is_number(every) or every <= 0 or every > MAX_SPAN:
+        raise QueryError(f"{where}.every", f"lazy mode needs a number every > 0 and <= {MAX_SPAN:.0e}")
     return ModeDef("lazy", every)
+
+
+def _expiration(raw: object) -> ModeDef:
+    mode = raw.get("mode", "eager") if isinstance(raw, Mapping) else "eager"
+    if mode in _EXPIRATION_SCOPES:
+        if set(cast(Mapping[str, Any], raw)) - {"mode"}:
+            raise QueryError("expiration", f"mode {mode!r} takes no other field")
+        return ModeDef(cast(ExpirationMode, mode))
+    if mode not in ("eager", "lazy"):
+        raise QueryError("expiration.mode", f"must be one of eager, lazy, {', '.join(_EXPIRATION_SCOPES)}")
+    return _mode(raw, "expiration")
+
+
+def _within(raw: object, inputs: tuple[InputDef, ...]) -> tuple[WithinPair, ...]:
+    """Parse the `within` pairs, then check that no input's records could be needed forever."""
+    names = [i.stream for i in inputs]
+    pairs: list[WithinPair] = []
+    seen: dict[frozenset[str], int] = {}
+    if raw is not None and not isinstance(raw, list):
+        raise QueryError("within", "must be a list of [stream, stream, bound] triples")
+    for i, item in enumerate(raw or []):
+        where = f"within[{i}]"
+        if not isinstance(item, list) or len(item) != 3:
+            raise QueryError(where, "must be a [stream, stream, bound] triple")
+        for side in (0, 1):
+            if item[side] not in names:
+                raise QueryError(f"{where}[{side}]", f"unknown input {item[side]!r}; the inputs are {names}")
+        left, right, bound = item
+        if left == right:
+            raise QueryError(where, f"bounds input {left!r} against itself; name two different inputs")
+        if not _is_number(bound) or bound <= 0:
+            raise QueryError(f"{where}[2]", "must be a number > 0")
+        key = frozenset((left, right))
+        if key in seen:
+            raise QueryError(where, f"the pair ({left}, {right}) is already bounded by within[{seen[key]}]")
+        seen[key] = i
+        pairs.append(WithinPair(left, right, bound))
+    problem = unbounded_input(inputs, pairs)
+    if problem is not None:
+        index, missing = problem
+        raise QueryError(
+            f"inputs[{index}].window",
+            f"input {names[index]!r} has no window and nothing bounds it against {missing}, so its records "
+            'could be needed forever: give it a window, or "within" pairs that connect it (directly or '
+            "through other inputs) to every other input",
+        )
+    return tuple(pairs)
 
 
 def _order(raw: object, names: tuple[str, ...]) -> tuple[str, ...] | Literal["auto"]:
@@ -228,13 +303,23 @@ def _select(raw: object, streams: frozenset[str]) -> tuple[FieldRef, ...] | None
 def _start(raw: object) -> StartPosition:
     if raw is None:
         return "latest"
-    if raw == "latest" or raw == "earliest" or _is_number(raw):
+    if raw == "latest" or raw == "earliest" or (_is_number(raw) and 0 <= raw <= MAX_START):
         return raw
-    raise QueryError("start", 'must be "latest", "earliest" or a timestamp')
+    raise QueryError("start", f'must be "latest", "earliest" or a timestamp >= 0 and <= 2**53 ({MAX_START})')
 
 
 def parse_query(raw: object) -> QueryDef:
-    """Validate the query JSON (already decoded) and return its `QueryDef`."""
+    """Validate the query JSON (already decoded) and return its `QueryDef`, if the engine can run it.
+
+    Raises:
+        QueryError: the query is invalid, or (`UnsupportedQueryError`) uses a feature the engine
+            does not execute yet.
+    """
+    return require_engine_support(parse_definition(raw))
+
+
+def parse_definition(raw: object) -> QueryDef:
+    """Validate the query JSON (already decoded) and return its `QueryDef`, whatever engine runs it."""
     spec = _mapping(raw, "query")
     unknown = set(spec) - _TOP_LEVEL
     if unknown:
@@ -245,14 +330,15 @@ def parse_query(raw: object) -> QueryDef:
     streams = frozenset(names)
     where = _where(spec.get("where"), streams)
     validate_join_graph(inputs, where)
+    within = _within(spec.get("within"), inputs)
     output = _mapping(spec.get("output"), "output")
     output_topic = _name(output.get("topic"), "output.topic")
     algorithm = spec.get("algorithm", "hash")
     if algorithm not in ("hash", "nlj"):
         raise QueryError("algorithm", 'must be "hash" or "nlj"')
     lateness = spec.get("lateness", 0)
-    if not _is_number(lateness) or lateness < 0:
-        raise QueryError("lateness", "must be a number >= 0")
+    if not _is_number(lateness) or lateness < 0 or lateness > MAX_SPAN:
+        raise QueryError("lateness", f"must be a number >= 0 and <= {MAX_SPAN:.0e}")
     dead_letter = spec.get("dead_letter")
     if dead_letter is not None:
         dead_letter = _name(_mapping(dead_letter, "dead_letter").get("topic"), "dead_letter.topic")
@@ -262,11 +348,36 @@ def parse_query(raw: object) -> QueryDef:
         where=where,
         output_topic=output_topic,
         evaluation=_mode(spec.get("evaluation"), "evaluation"),
-        expiration=_mode(spec.get("expiration"), "expiration"),
+        expiration=_expiration(spec.get("expiration")),
         algorithm=cast(Algorithm, algorithm),
         order=_order(spec.get("order"), names),
         lateness=lateness,
         select=_select(spec.get("select"), streams),
         start=_start(spec.get("start")),
         dead_letter_topic=dead_letter,
+        within=within,
+        shedding=parse_shedding(spec.get("shedding"), inputs=len(inputs)),
     )
+
+
+def parse_mode(raw: object, where: str) -> ModeDef:
+    """Parse an evaluation or expiration mode (`{"mode": "lazy", "every": 10}`); `where` names the field.
+
+    >>> parse_mode({"mode": "lazy", "every": 10}, "evaluation")
+    ModeDef(mode='lazy', every=10)
+    """
+    return _mode(raw, where)
+
+
+def parse_expiration(raw: object) -> ModeDef:
+    """Parse an expiration mode: an evaluation mode, or an invalidation scope (`{"mode": "probe"}`).
+
+    >>> parse_expiration({"mode": "probe_insert"})
+    ModeDef(mode='probe_insert', every=None)
+    """
+    return _expiration(raw)
+
+
+def parse_order(raw: object, names: tuple[str, ...]) -> tuple[str, ...] | Literal["auto"]:
+    """Parse a join order: `"auto"` (or None) or a permutation of the input stream `names`."""
+    return _order(raw, names)

@@ -9,13 +9,10 @@ from streamjoin.registry.errors import (
 )
 from streamjoin.registry.histogram import DEFAULT_LATENCY_BOUNDS, LatencyHistogram, parse_histogram
 from streamjoin.registry.keys import DEFAULT_PREFIX, RegistryKeys
+from streamjoin.registry.query import CONTROL_ATTRIBUTES, QueryControls, QueryRecord
 from streamjoin.registry.records import (
-    CONTROL_ATTRIBUTES,
-    Controls,
     PartitionState,
-    PartitionStats,
     PlanRecord,
-    QueryRecord,
     QueryStatus,
     RegistrySnapshot,
     StatusRecord,
@@ -24,6 +21,7 @@ from streamjoin.registry.records import (
     query_status,
 )
 from streamjoin.registry.runtime import OPERATOR_FIELD
+from streamjoin.registry.stats import OperatorStats, PartitionStats, WindowStats
 from streamjoin.registry.store import RegistryStore
 
 __all__ = [
@@ -33,13 +31,14 @@ __all__ = [
     "OPERATOR_FIELD",
     "AlreadyExistsError",
     "ConcurrentChangeError",
-    "Controls",
     "InUseError",
     "LatencyHistogram",
     "NotFoundError",
+    "OperatorStats",
     "PartitionState",
     "PartitionStats",
     "PlanRecord",
+    "QueryControls",
     "QueryRecord",
     "QueryStatus",
     "RegistryError",
@@ -48,6 +47,7 @@ __all__ = [
     "RegistryStore",
     "StatusRecord",
     "StreamRecord",
+    "WindowStats",
     "WorkerRecord",
     "parse_histogram",
     "query_status",

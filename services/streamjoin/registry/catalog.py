@@ -8,15 +8,12 @@ from typing import Any
 
 from redis.asyncio.client import Pipeline
 
+from streamjoin.query import QueryError
 from streamjoin.registry._base import StoreBase, Writes, as_fields, text, text_hash, texts
 from streamjoin.registry.errors import AlreadyExistsError, ConcurrentChangeError, InUseError, NotFoundError
 from streamjoin.registry.keys import RegistryKeys
-from streamjoin.registry.records import (
-    Controls,
-    QueryRecord,
-    RegistrySnapshot,
-    StreamRecord,
-)
+from streamjoin.registry.query import QueryControls, QueryRecord
+from streamjoin.registry.records import RegistrySnapshot, StreamRecord
 
 __all__ = ["CatalogOps"]
 
@@ -44,7 +41,7 @@ class CatalogOps(StoreBase):
         async def prepare(pipe: Pipeline) -> Writes:
             if not await pipe.hexists(k.streams, name):
                 raise NotFoundError("stream", name)
-            queries = _queries(text_hash(await pipe.hgetall(k.queries)), {})
+            queries, _ = _queries(text_hash(await pipe.hgetall(k.queries)), {})
             users = [q.name for q in queries.values() if name in q.streams]
             if users:
                 raise InUseError("stream", name, users)
@@ -98,7 +95,7 @@ class CatalogOps(StoreBase):
         """Replace a query's definition; return the stored record and the new version.
 
         The revision is incremented and `created_at` kept; the controls restart from the new
-        definition but keep `paused` and `memory_budget_bytes`; plan, statistics, status and any
+        definition but keep `paused`; plan, statistics, status and any
         re-plan request are removed (joiners rebuild the query from scratch). Raises `NotFoundError`,
         and `ConcurrentChangeError` if `expected_revision` is given and differs from the stored one.
         """
@@ -111,11 +108,9 @@ class CatalogOps(StoreBase):
                 raise ConcurrentChangeError(f"query {query.name!r} was changed concurrently; retry")
             await _check_streams(pipe, k.streams, streams)
             stale = await _runtime_keys(pipe, k, query.name)
-            controls = Controls.from_definition(query.definition, paused=old.controls.paused)
-            controls = controls.with_changes({"memory_budget_bytes": old.controls.memory_budget_bytes})
+            controls = QueryControls.of(query.query, paused=old.controls.paused)
             new = QueryRecord(
-                name=query.name,
-                definition=query.definition,
+                query=query.query,
                 cql=query.cql,
                 controls=controls,
                 created_at=old.created_at,
@@ -163,7 +158,7 @@ class CatalogOps(StoreBase):
             raw, controls = await pipe.execute()
         if raw is None:
             return None
-        return QueryRecord.from_json(name, text(raw), Controls.from_hash(text_hash(controls)))
+        return QueryRecord.from_json(name, text(raw), QueryControls.from_hash(text_hash(controls)))
 
     async def list_queries(self) -> list[QueryRecord]:
         """Return every registered query, by name."""
@@ -171,7 +166,7 @@ class CatalogOps(StoreBase):
 
     async def set_controls(
         self, name: str, changes: Mapping[str, Any], *, expected_revision: int | None = None
-    ) -> tuple[Controls, int]:
+    ) -> tuple[QueryControls, int]:
         """Write validated control attributes (name to JSON value); return the controls and the version.
 
         Raises `NotFoundError`; `ConcurrentChangeError` if `expected_revision` (the revision the
@@ -179,7 +174,7 @@ class CatalogOps(StoreBase):
         that is not writable.
         """
         k = self._keys
-        result: list[Controls] = []
+        result: list[QueryControls] = []
 
         async def prepare(pipe: Pipeline) -> Writes:
             old = await _read_query(pipe, k, name)
@@ -248,22 +243,36 @@ class CatalogOps(StoreBase):
         names = sorted(queries)
         if len(names) != len(controls):
             raise ConcurrentChangeError("the query list changed during the snapshot")
+        records, problems = _queries(queries, {n: text_hash(c) for n, c in zip(names, controls, strict=True)})
         return RegistrySnapshot(
             version=int(text(version)) if version is not None else 0,
             streams={n: StreamRecord.from_json(streams[n]) for n in sorted(streams)},
-            queries=_queries(queries, {n: text_hash(c) for n, c in zip(names, controls, strict=True)}),
+            queries=records,
+            problems=problems,
         )
 
 
-def _queries(raw: Mapping[str, str], controls: Mapping[str, Mapping[str, str]]) -> dict[str, QueryRecord]:
-    return {n: QueryRecord.from_json(n, raw[n], Controls.from_hash(controls.get(n, {}))) for n in sorted(raw)}
+def _queries(
+    raw: Mapping[str, str], controls: Mapping[str, Mapping[str, str]]
+) -> tuple[dict[str, QueryRecord], dict[str, str]]:
+    """Read the stored queries back; one that no longer parses is reported, never fatal."""
+    records: dict[str, QueryRecord] = {}
+    problems: dict[str, str] = {}
+    for name in sorted(raw):
+        try:
+            records[name] = QueryRecord.from_json(
+                name, raw[name], QueryControls.from_hash(controls.get(name, {}))
+            )
+        except (QueryError, ValueError) as exc:
+            problems[name] = str(exc)
+    return records, problems
 
 
 async def _read_query(pipe: Pipeline, keys: RegistryKeys, name: str) -> QueryRecord:
     raw = await pipe.hget(keys.queries, name)
     if raw is None:
         raise NotFoundError("query", name)
-    controls = Controls.from_hash(text_hash(await pipe.hgetall(keys.control(name))))
+    controls = QueryControls.from_hash(text_hash(await pipe.hgetall(keys.control(name))))
     return QueryRecord.from_json(name, text(raw), controls)
 
 

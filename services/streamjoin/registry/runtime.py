@@ -8,7 +8,8 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from dataclasses import replace
+from typing import Any
 
 from redis.asyncio.client import Pipeline
 
@@ -16,25 +17,17 @@ from streamjoin.engine.plan import JoinPlan
 from streamjoin.registry._base import StoreBase, Writes, as_fields, text, text_hash, texts
 from streamjoin.registry.records import (
     PartitionState,
-    PartitionStats,
     PlanRecord,
     StatusRecord,
     WorkerRecord,
     dumps,
 )
+from streamjoin.registry.stats import OperatorStats, PartitionStats, WindowStats
 
-__all__ = ["OPERATOR_FIELD", "AsDict", "RuntimeOps"]
+__all__ = ["OPERATOR_FIELD", "RuntimeOps"]
 
 OPERATOR_FIELD = "operator"
 """The field of `streamjoin:stats:{query}:{partition}` holding the join operator's statistics."""
-
-
-class AsDict(Protocol):
-    """Anything with `as_dict()`, such as the engine's `WindowStats`."""
-
-    def as_dict(self) -> dict[str, object]:
-        """Return the statistics as a JSON-compatible dict."""
-        ...
 
 
 class RuntimeOps(StoreBase):
@@ -103,25 +96,25 @@ class RuntimeOps(StoreBase):
         self,
         query: str,
         partition: int,
-        operator: Mapping[str, Any],
-        streams: Mapping[str, Mapping[str, Any] | AsDict],
+        operator: OperatorStats,
+        streams: Mapping[str, WindowStats],
     ) -> None:
         """Publish one partition's statistics of `query` (one round trip).
 
         Args:
             query: the query name.
             partition: the partition number (the same for every co-partitioned input).
-            operator: the join operator's statistics (fields: docs/registry.md, "Statistics");
-                `updated_at` is set to now unless given.
-            streams: per input stream, its window statistics: a `WindowStats` or its `as_dict()`,
-                plus the per-stream fields of docs/registry.md.
+            operator: the join operator's statistics; `updated_at` is set to now unless given.
+            streams: per input stream, its window's statistics.
         """
         k = self._keys
-        fields = {OPERATOR_FIELD: dumps({"updated_at": round(time.time(), 3), **operator})}
+        if operator.updated_at is None:
+            operator = replace(operator, updated_at=round(time.time(), 3))
+        fields = {OPERATOR_FIELD: operator.to_json()}
         for name, stats in streams.items():
             if name == OPERATOR_FIELD:
                 raise ValueError(f"a stream may not be called {OPERATOR_FIELD!r}")
-            fields[name] = dumps(stats if isinstance(stats, Mapping) else stats.as_dict())
+            fields[name] = stats.to_json()
         async with self._redis.pipeline(transaction=True) as pipe:
             pipe.hset(k.stats(query, partition), mapping=as_fields(fields))
             pipe.sadd(k.stats_index(query), str(partition))
@@ -137,14 +130,11 @@ class RuntimeOps(StoreBase):
             for p in partitions:
                 pipe.hgetall(k.stats(query, p))
             hashes = [text_hash(h) for h in await pipe.execute()]
-        out = []
-        for p, fields in zip(partitions, hashes, strict=True):
-            if not fields:
-                continue
-            values = {name: json.loads(raw) for name, raw in fields.items()}
-            operator = values.pop(OPERATOR_FIELD, {})
-            out.append(PartitionStats(p, operator, values))
-        return out
+        return [
+            PartitionStats.from_hash(p, fields, OPERATOR_FIELD)
+            for p, fields in zip(partitions, hashes, strict=True)
+            if fields
+        ]
 
     # ---- status --------------------------------------------------------------------------------
 

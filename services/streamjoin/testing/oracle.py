@@ -3,8 +3,10 @@
 It shares no code with the engine and is kept as simple as it can be, because everything else
 (the engine's property tests, the joiner, replay and back-fill tests) trusts it:
 
-- a **result** is one record per input such that every `where` predicate holds and every component
-  is inside its window as seen at `t_max`, the largest timestamp of the components;
+- a **result** is one record per input such that every `where` predicate holds, every component
+  is inside its window as seen at `t_max`, the largest timestamp of the components (a strict range
+  window excludes its bound: `t_max - ts < range`), and every `within` pair `[x, y, w]` has
+  `|ts(x) - ts(y)| <= w` (an input without a window is bounded by its pairs only);
 - a **late** record (timestamp below the watermark when it arrives, section 1) is never joined and
   does not occupy a window: the oracle leaves it out. Tests that want exact equality generate
   inputs without late records and check that with `late_events`.
@@ -209,8 +211,10 @@ def _in_window(
     query: QueryDef, index: int, event: Event, t_max: float, stream_events: Sequence[Event]
 ) -> bool:
     window = query.inputs[index].window
+    if window is None:
+        return True
     if isinstance(window, RangeWindow):
-        return t_max - event.ts <= window.range
+        return t_max - event.ts < window.range if window.strict else t_max - event.ts <= window.range
     group = _group(window, event)
     newer = sum(
         1
@@ -247,6 +251,12 @@ def expected_results(
     checked_at: list[list[Predicate]] = [[] for _ in names]
     for p in query.where:
         checked_at[max(names.index(s) for s in p.streams)].append(p)
+    # Each `within` pair likewise, once both of its inputs have a component.
+    within_at: list[list[tuple[str, str, float]]] = [[] for _ in names]
+    for pair in query.within:
+        within_at[max(names.index(pair.left), names.index(pair.right))].append(
+            (pair.left, pair.right, pair.bound)
+        )
 
     results: Counter[ResultKey] = Counter()
     combo: dict[str, Event] = {}
@@ -267,7 +277,9 @@ def expected_results(
         name = names[depth]
         for e in per_stream[name]:
             combo[name] = e
-            if all(_holds(p, combo) for p in checked_at[depth]):
+            if all(_holds(p, combo) for p in checked_at[depth]) and all(
+                abs(combo[x].ts - combo[y].ts) <= w for x, y, w in within_at[depth]
+            ):
                 extend(depth + 1)
         combo.pop(name, None)
 

@@ -4,11 +4,17 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, field_validator
+from pydantic.json_schema import SkipJsonSchema
 
 from streamjoin.api.schemas.queries import ModeSpec
 
-__all__ = ["ControlTable", "ControlUpdate", "EntityKind"]
+__all__ = ["REMOVED_MEMORY_BUDGET", "ControlTable", "ControlUpdate", "EntityKind"]
+
+REMOVED_MEMORY_BUDGET = (
+    "memory_budget_bytes was removed: it was stored but never limited a query's memory "
+    "(see docs/api.md, Control Tables)"
+)
 
 EntityKind: TypeAlias = Literal["queries", "windows", "operators", "topics"]
 
@@ -31,6 +37,10 @@ class ControlUpdate(BaseModel):
     expiration: ModeSpec | None = None
     order: Literal["auto"] | list[StrictStr] | None = None
     paused: StrictBool | None = None
-    memory_budget_bytes: StrictInt | None = Field(
-        default=None, gt=0, description="Memory budget of the query's windows; null removes it."
-    )
+    memory_budget_bytes: SkipJsonSchema[object] = Field(default=None, exclude=True)
+    """Removed (it never reached an engine): given at all, the request is a 422 that says so."""
+
+    @field_validator("memory_budget_bytes")
+    @classmethod
+    def _removed(cls, value: object) -> object:
+        raise ValueError(REMOVED_MEMORY_BUDGET)

@@ -1,4 +1,9 @@
-"""Bodies of `/v1/queries`: the query JSON of semantics.md section 4, or CQL text."""
+"""Bodies of `/v1/queries`: the query JSON (docs/api.md), or CQL text.
+
+The literals (modes, algorithms, start positions) come from the query model
+(`streamjoin.query.model`), so the API accepts what `parse_query` does; `parse_query` still
+validates everything these leave open.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictStr
 
 from streamjoin.api.schemas.common import Number, QueryName, Scalar, TopicName
-from streamjoin.registry import PartitionState, QueryStatus
+from streamjoin.query.model import Algorithm, Mode, StartName
+from streamjoin.registry import PartitionState, QueryControls, QueryStatus
 
 __all__ = [
     "ControlsPublic",
@@ -50,7 +56,7 @@ class ModeSpec(BaseModel):
 
     model_config = _STRICT
 
-    mode: Literal["eager", "lazy"] = "eager"
+    mode: Mode = "eager"
     every: Number | None = None
 
 
@@ -87,10 +93,10 @@ class QueryCreate(BaseModel):
     output: OutputSpec
     evaluation: ModeSpec | None = None
     expiration: ModeSpec | None = None
-    algorithm: Literal["hash", "nlj"] | None = None
+    algorithm: Algorithm | None = None
     order: Literal["auto"] | list[StrictStr] | None = None
     lateness: Number | None = None
-    start: Literal["latest", "earliest"] | Number | None = None
+    start: StartName | Number | None = None
     dead_letter: OutputSpec | None = None
     paused: bool = Field(default=False, description="Register the query paused.")
 
@@ -114,13 +120,17 @@ class QueryUpdate(QueryCreate):
 
 
 class ControlsPublic(BaseModel):
-    """The writable Control-Table attributes of a query, as in force."""
+    """The writable Control-Table attributes of a query, as in force (`QueryControls.as_json()`)."""
 
     evaluation: dict[str, Any]
     expiration: dict[str, Any]
     order: Literal["auto"] | list[str]
     paused: bool
-    memory_budget_bytes: int | None
+
+    @classmethod
+    def of(cls, controls: QueryControls) -> ControlsPublic:
+        """Return the public form of `controls`: their one JSON form."""
+        return cls.model_validate(controls.as_json())
 
 
 class PartitionStatusPublic(BaseModel):

@@ -16,19 +16,17 @@ from typing import Any
 from streamjoin.api.services.streams import schema_fields
 from streamjoin.query import FieldRef, QueryDef, QueryError, RowsWindow, parse_query
 from streamjoin.query.cql import parse_cql
-from streamjoin.query.dump import dump_query
 from streamjoin.registry import StreamRecord
 
 __all__ = ["Compiled", "compile_query"]
 
-_CQL_REPLACES = ("inputs", "where", "select")
+_CQL_REPLACES = ("inputs", "where", "select", "within")
 
 
 @dataclass(frozen=True, slots=True)
 class Compiled:
-    """A query ready to store: its normalised JSON, its definition and the streams it was checked against."""
+    """A query ready to store: its definition (parsed once, here) and the streams it was checked against."""
 
-    definition: dict[str, Any]
     query: QueryDef
     cql: str | None
     streams: tuple[StreamRecord, ...]
@@ -50,7 +48,7 @@ def compile_query(raw: Mapping[str, Any], cql: str | None, streams: Mapping[str,
     query = parse_query(spec)
     _check_fields(query, spec, streams)
     _check_topics(query)
-    return Compiled(dump_query(query), query, cql, tuple(used))
+    return Compiled(query, cql, tuple(used))
 
 
 def _resolve_inputs(spec: dict[str, Any], streams: Mapping[str, StreamRecord]) -> list[StreamRecord]:

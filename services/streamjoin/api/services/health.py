@@ -8,9 +8,8 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from aiokafka import AIOKafkaConsumer
-
 from streamjoin.api.schemas import Readiness, ReadinessCheck
+from streamjoin.kafka import reader
 from streamjoin.registry import RegistryStore
 
 __all__ = ["HealthService"]
@@ -56,7 +55,7 @@ class HealthService:
         return f"registry version {await self._store.version()}"
 
     async def _kafka(self) -> str:
-        consumer = AIOKafkaConsumer(bootstrap_servers=self._bootstrap, group_id=None, **self._options)
+        consumer = reader(self._bootstrap, options=self._options)
         try:
             await consumer.start()
             topics = await consumer.topics()

@@ -10,7 +10,6 @@ import math
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from streamjoin.registry import (
     PartitionStats,
@@ -24,7 +23,7 @@ from streamjoin.registry import (
 )
 from streamjoin.registry.records import QueryStatus
 
-__all__ = ["Observation", "QueryObservation", "number", "observe", "stream_counter", "total"]
+__all__ = ["Observation", "QueryObservation", "number", "observe", "total"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +50,21 @@ class Observation:
     queries: Mapping[str, QueryObservation]
     workers: tuple[WorkerRecord, ...]
     at: float
+
+    @property
+    def version(self) -> int:
+        """Return the registry version read."""
+        return self.registry.version
+
+    @property
+    def stream_count(self) -> int:
+        """Return how many streams are registered."""
+        return len(self.registry.streams)
+
+    @property
+    def worker_count(self) -> int:
+        """Return how many joiner workers have a live heartbeat."""
+        return len(self.workers)
 
 
 async def observe_query(store: RegistryStore, query: QueryRecord) -> QueryObservation:
@@ -82,9 +96,3 @@ def total(values: Iterable[object]) -> float | None:
     """Return the sum of the numeric values, or None if there is none."""
     nums = [n for n in map(number, values) if n is not None]
     return sum(nums) if nums else None
-
-
-def stream_counter(operator: Mapping[str, Any], field: str, stream: str) -> float | None:
-    """Return `operator[field][stream]` (a per-stream map of the operator statistics) as a number."""
-    per_stream = operator.get(field)
-    return number(per_stream.get(stream)) if isinstance(per_stream, Mapping) else None

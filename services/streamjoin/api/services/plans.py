@@ -31,7 +31,7 @@ class PlanService:
             global_order=list(plan.global_order) if plan else None,
             local_orders={s: list(o) for s, o in plan.local_orders.items()} if plan else None,
             estimated_cost=plan.estimated_cost if plan else None,
-            observed_cost=total(p.operator.get("observed_cost") for p in qo.stats),
+            observed_cost=total(p.operator.observed_cost for p in qo.stats),
             reason=plan.reason if plan else None,
             changed_at=plan.changed_at if plan else None,
             plan_changes=plan.plan_changes if plan else 0,

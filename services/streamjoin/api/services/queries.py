@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from streamjoin.api.errors import ApiError
@@ -16,10 +17,8 @@ from streamjoin.api.schemas import (
     QueryUpdate,
 )
 from streamjoin.api.services.compile import compile_query
-from streamjoin.query import parse_query
 from streamjoin.query.cql import format_cql
 from streamjoin.registry import (
-    Controls,
     NotFoundError,
     QueryRecord,
     RegistryStore,
@@ -28,8 +27,6 @@ from streamjoin.registry import (
 )
 
 __all__ = ["QueryService", "control_changes", "query_public"]
-
-_NULLABLE = frozenset({"memory_budget_bytes"})
 
 
 class QueryService:
@@ -43,15 +40,8 @@ class QueryService:
         """Validate and register a query; raise `QueryError` (422) or `AlreadyExistsError` (409)."""
         snapshot = await self._store.snapshot()
         compiled = compile_query(body.query_json(), body.cql, snapshot.streams)
-        now = round(time.time(), 3)
-        record = QueryRecord(
-            name=body.name,
-            definition=compiled.definition,
-            cql=compiled.cql,
-            controls=Controls.from_definition(compiled.definition, paused=body.paused),
-            created_at=now,
-            updated_at=now,
-        )
+        at = round(time.time(), 3)
+        record = QueryRecord.of(compiled.query, cql=compiled.cql, paused=body.paused, at=at)
         version = await self._store.create_query(record, streams=compiled.streams)
         return query_public(record, [], version)
 
@@ -66,7 +56,7 @@ class QueryService:
         if old is None:
             raise NotFoundError("query", name)
         compiled = compile_query({**body.query_json(), "name": name}, body.cql, snapshot.streams)
-        draft = QueryRecord(name, compiled.definition, compiled.cql, old.controls, 0.0, round(time.time(), 3))
+        draft = QueryRecord(compiled.query, compiled.cql, old.controls, 0.0, round(time.time(), 3))
         record, version = await self._store.replace_query(
             draft, streams=compiled.streams, expected_revision=old.revision
         )
@@ -99,18 +89,9 @@ class QueryService:
         changes = control_changes(body)
         if not changes:
             return query_public(record, await self._store.read_status(name), await self._store.version())
-        candidate = record.controls.with_changes(changes)
-        parse_query(_with_controls(record, candidate))  # the query must stay valid under the new controls
+        record.controls.with_changes(changes).apply(record.query)  # the query must stay valid under them
         controls, version = await self._store.set_controls(name, changes, expected_revision=record.revision)
-        updated = QueryRecord(
-            record.name,
-            record.definition,
-            record.cql,
-            controls,
-            record.created_at,
-            record.updated_at,
-            record.revision,
-        )
+        updated = replace(record, controls=controls)
         return query_public(updated, await self._store.read_status(name), version)
 
     async def _record(self, name: str) -> QueryRecord:
@@ -121,11 +102,11 @@ class QueryService:
 
 
 def control_changes(body: ControlUpdate) -> dict[str, Any]:
-    """Return the attributes a `ControlUpdate` sets, as JSON values; raise `ApiError` for a bad null."""
+    """Return the attributes a `ControlUpdate` sets, as JSON values; raise `ApiError` for a null."""
     changes: dict[str, Any] = {}
     for attribute in sorted(body.model_fields_set):
         value = getattr(body, attribute)
-        if value is None and attribute not in _NULLABLE:
+        if value is None:
             raise ApiError(422, "invalid_control", "must not be null", field=attribute)
         if attribute in ("evaluation", "expiration"):
             value = value.model_dump(exclude_none=True)
@@ -133,39 +114,20 @@ def control_changes(body: ControlUpdate) -> dict[str, Any]:
     return changes
 
 
-def _with_controls(record: QueryRecord, controls: Controls) -> dict[str, Any]:
-    draft = QueryRecord(
-        record.name,
-        record.definition,
-        record.cql,
-        controls,
-        record.created_at,
-        record.updated_at,
-        record.revision,
-    )
-    return draft.effective_definition()
-
-
 def query_public(record: QueryRecord, statuses: Sequence[StatusRecord], version: int) -> QueryPublic:
     """Return the public form of a query."""
-    controls = record.controls
+    definition = record.definition
     try:
-        cql = record.cql if record.cql is not None else format_cql(record.definition)
+        cql = record.cql if record.cql is not None else format_cql(definition)
     except (KeyError, TypeError, ValueError):
         cql = ""
     return QueryPublic(
         name=record.name,
-        status=query_status(controls, statuses),
+        status=query_status(record.controls, statuses),
         source="cql" if record.cql is not None else "json",
         cql=cql,
-        definition=dict(record.definition),
-        controls=ControlsPublic(
-            evaluation=dict(controls.evaluation),
-            expiration=dict(controls.expiration),
-            order=controls.order if controls.order == "auto" else list(controls.order),
-            paused=controls.paused,
-            memory_budget_bytes=controls.memory_budget_bytes,
-        ),
+        definition=definition,
+        controls=ControlsPublic.of(record.controls),
         partitions=[
             PartitionStatusPublic(
                 partition=s.partition, worker=s.worker, state=s.state, at=s.at, version=s.version

@@ -16,8 +16,7 @@ from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from aiokafka import AIOKafkaConsumer
-from aiokafka.structs import TopicPartition
+from streamjoin.kafka import Consumer, TopicPartition, end_offsets, reader
 
 __all__ = ["ResultEvent", "ResultService", "StartAt"]
 
@@ -47,7 +46,7 @@ class ResultService:
 
         Args:
             bootstrap: the brokers.
-            kafka_options: more `AIOKafkaConsumer` arguments: `client_security.aiokafka_options`.
+            kafka_options: more consumer arguments: `client_security.aiokafka_options`.
         """
         self._bootstrap = bootstrap
         self._options = dict(kafka_options or {})
@@ -57,12 +56,10 @@ class ResultService:
     ) -> AsyncGenerator[ResultEvent, None]:
         """Yield `positioned`, then results (and keep-alives) until `limit` or `timeout_ms`; then `end`."""
         deadline = time.monotonic() + timeout_ms / 1000
-        consumer = AIOKafkaConsumer(
-            bootstrap_servers=self._bootstrap,
-            group_id=None,
-            enable_auto_commit=False,
+        consumer = reader(
+            self._bootstrap,
+            options=self._options,
             auto_offset_reset="latest" if start == "latest" else "earliest",
-            **self._options,
         )
         count = 0
         try:
@@ -110,7 +107,7 @@ class ResultService:
                 await consumer.stop()
 
     async def _partitions(
-        self, consumer: AIOKafkaConsumer, topic: str, deadline: float
+        self, consumer: Consumer, topic: str, deadline: float
     ) -> list[TopicPartition] | None:
         """Return the topic's partitions, waiting (until the deadline) for it to exist."""
         while True:
@@ -124,17 +121,17 @@ class ResultService:
 
 
 async def _position(
-    consumer: AIOKafkaConsumer, partitions: list[TopicPartition], start: StartAt, deadline: float
+    consumer: Consumer, partitions: list[TopicPartition], start: StartAt, deadline: float
 ) -> None:
     if start == "earliest":
         await consumer.seek_to_beginning(*partitions)
     elif start == "latest":
-        ends = await _end_offsets(consumer, partitions, deadline)
+        ends = await end_offsets(consumer, partitions, timeout_ms=_left_ms(deadline))
         for tp in partitions:
             consumer.seek(tp, ends[tp])
     else:
         found = await consumer.offsets_for_times({tp: start for tp in partitions})
-        ends = await _end_offsets(consumer, partitions, deadline)
+        ends = await end_offsets(consumer, partitions, timeout_ms=_left_ms(deadline))
         for tp in partitions:
             hit = found.get(tp)
             consumer.seek(tp, hit.offset if hit is not None else ends[tp])
@@ -142,23 +139,8 @@ async def _position(
         await consumer.position(tp)
 
 
-async def _end_offsets(
-    consumer: AIOKafkaConsumer, partitions: list[TopicPartition], deadline: float
-) -> dict[TopicPartition, int]:
-    """Return the offset of the next record of each (assigned) partition.
-
-    The embedded broker answers ListOffsets(latest) with the base offset of the partition's last
-    record batch, not its end (architecture.md; `seek_to_end` would replay that batch), so the
-    partitions are fetched once from there and the high watermark of the fetch response is used.
-    """
-    listed = await consumer.end_offsets(partitions)
-    for tp in partitions:
-        consumer.seek(tp, listed[tp])
-    while any(consumer.highwater(tp) is None for tp in partitions):
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"no fetch response for {partitions}")
-        await consumer.getmany(*partitions, timeout_ms=100, max_records=1)
-    return {tp: max(int(consumer.highwater(tp) or 0), listed[tp]) for tp in partitions}
+def _left_ms(deadline: float) -> int:
+    return max(int((deadline - time.monotonic()) * 1000), 0)
 
 
 def _decode(raw: bytes | None) -> Any:

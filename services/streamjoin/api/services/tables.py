@@ -1,48 +1,44 @@
 """Build STREAM's Control Tables from an `Observation`: one per query, window, join operator and topic.
 
-Statistics are summed over the partitions (counters, sizes, lags, observed cost), except the
-watermark (the query's is the minimum over partitions) and its lag (the maximum).
+The statistics attributes are derived from the published records (`streamjoin.registry.stats`):
+a window's table has every `WindowStats` field, the operator's every `OperatorStats` field, under
+the field's own name; the query's table has the totals each field declares (`Stat.summary`).
+Partitions (and, for totals, streams) combine as the field declares (`Stat.aggregate`): counters,
+sizes, lags and the observed cost add up, the watermark is the minimum, its lag the maximum.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from streamjoin.api.schemas import ControlTable
-from streamjoin.api.services.observe import Observation, QueryObservation, number, stream_counter, total
-from streamjoin.registry import CONTROL_ATTRIBUTES
+from streamjoin.api.services.observe import Observation, QueryObservation, number, total
+from streamjoin.query.model import RangeWindow, WindowDef
+from streamjoin.registry import CONTROL_ATTRIBUTES, OperatorStats, WindowStats
+from streamjoin.registry.stats import Aggregate, StatField, stat_fields
 
 __all__ = ["operator_table", "query_table", "topic_tables", "window_label", "window_tables"]
 
-WINDOW_COUNTERS = (
-    "records",
-    "bytes",
-    "distinct_keys",
-    "arrivals",
-    "inserts",
-    "expirations",
-    "probes",
-    "comparisons",
-    "results",
-    "late",
-    "filtered",
-    "table_records",
-    "table_shared",
-)
+_WINDOW = stat_fields(WindowStats)
+_OPERATOR = stat_fields(OperatorStats)
 
 
-def window_label(window: Mapping[str, Any]) -> str:
+def window_label(window: WindowDef | None) -> str:
     """Return a window in CQL spelling, for labels: `RANGE 100`, `ROWS 50`, `PARTITION BY k ROWS 5`.
 
-    >>> window_label({"rows": 5, "partition_by": "k"})
+    `RANGE 100 STRICT` for a strict window; `NONE` for an input bounded by `within` pairs only.
+
+    >>> from streamjoin.query.model import RowsWindow
+    >>> window_label(RowsWindow(5, "k"))
     'PARTITION BY k ROWS 5'
     """
-    if "range" in window:
-        return f"RANGE {window['range']}"
-    rows = f"ROWS {window.get('rows')}"
-    by = window.get("partition_by")
-    return rows if by is None else f"PARTITION BY {by} {rows}"
+    if window is None:
+        return "NONE"
+    if isinstance(window, RangeWindow):
+        return f"RANGE {window.range} STRICT" if window.strict else f"RANGE {window.range}"
+    rows = f"ROWS {window.rows}"
+    return rows if window.partition_by is None else f"PARTITION BY {window.partition_by} {rows}"
 
 
 def _min(values: Iterable[object]) -> float | None:
@@ -55,21 +51,43 @@ def _max(values: Iterable[object]) -> float | None:
     return max(nums) if nums else None
 
 
-def _stream_total(qo: QueryObservation, stream: str, field: str) -> float | None:
-    return total(p.streams.get(stream, {}).get(field) for p in qo.stats)
+_COMBINE = {"sum": total, "min": _min, "max": _max}
 
 
-def _operator_total(qo: QueryObservation, field: str) -> float | None:
-    return total(p.operator.get(field) for p in qo.stats)
+def _combine(aggregate: Aggregate, values: Iterable[object]) -> float | None:
+    return _COMBINE[aggregate](values)
 
 
-def _per_stream_total(qo: QueryObservation, field: str, stream: str | None = None) -> float | None:
-    streams = [stream] if stream is not None else list(qo.query.streams)
-    return total(stream_counter(p.operator, field, s) for p in qo.stats for s in streams)
+def _window_values(qo: QueryObservation, name: str, streams: Iterable[str]) -> Iterator[object]:
+    """Yield field `name` of the given streams' `WindowStats`, over every partition."""
+    for p in qo.stats:
+        for s in streams:
+            window = p.streams.get(s)
+            if window is not None:
+                yield getattr(window, name)
+
+
+def _operator_values(qo: QueryObservation, f: StatField, streams: Iterable[str]) -> Iterator[object]:
+    """Yield field `f` of the `OperatorStats` over every partition (per-stream maps: of `streams`)."""
+    wanted = tuple(streams)
+    for p in qo.stats:
+        value = getattr(p.operator, f.name)
+        if not f.stat.per_stream:
+            yield value
+        elif isinstance(value, Mapping):
+            yield from (value.get(s) for s in wanted)
+
+
+def _window_total(qo: QueryObservation, name: str, stream: str) -> float | None:
+    return total(_window_values(qo, name, (stream,)))
+
+
+def _operator_total(qo: QueryObservation, name: str) -> float | None:
+    return total(getattr(p.operator, name) for p in qo.stats)
 
 
 def _latency(qo: QueryObservation) -> dict[str, float | None]:
-    histograms = [p.operator.get("latency_seconds") for p in qo.stats]
+    histograms = [p.operator.latency_seconds for p in qo.stats]
     count = total(h.get("count") for h in histograms if isinstance(h, Mapping))
     seconds = total(h.get("sum") for h in histograms if isinstance(h, Mapping))
     mean = seconds / count if count and seconds is not None else None
@@ -77,27 +95,24 @@ def _latency(qo: QueryObservation) -> dict[str, float | None]:
 
 
 def query_table(qo: QueryObservation) -> ControlTable:
-    """Return the Control Table of a query: its controls, status and totals."""
+    """Return the Control Table of a query: its controls, status and the totals its statistics declare."""
     q = qo.query
     streams = q.streams
-    attributes: dict[str, Any] = {**q.controls.as_json()}
+    attributes: dict[str, Any] = {
+        **q.controls.as_json(),
+        "status": qo.status,
+        "revision": q.revision,
+        "partitions": len(qo.stats),
+        "partitions_running": sum(1 for s in qo.statuses if s.state == "running"),
+    }
+    for f in _WINDOW:
+        if f.stat.summary:
+            attributes[f.stat.summary] = _combine(f.stat.aggregate, _window_values(qo, f.name, streams))
+    for f in _OPERATOR:
+        if f.stat.summary:
+            attributes[f.stat.summary] = _combine(f.stat.aggregate, _operator_values(qo, f, streams))
     attributes.update(
-        status=qo.status,
-        revision=q.revision,
-        partitions=len(qo.stats),
-        partitions_running=sum(1 for s in qo.statuses if s.state == "running"),
-        records_in=total(_stream_total(qo, s, "arrivals") for s in streams),
-        results=_operator_total(qo, "results"),
-        records_out=_operator_total(qo, "published"),
-        late=total(_stream_total(qo, s, "late") for s in streams),
-        malformed=_per_stream_total(qo, "malformed"),
-        window_records=total(_stream_total(qo, s, "records") for s in streams),
-        memory_bytes=total(_stream_total(qo, s, "bytes") for s in streams),
-        watermark=_min(p.operator.get("watermark") for p in qo.stats),
-        watermark_lag_ms=_max(p.operator.get("watermark_lag_ms") for p in qo.stats),
-        consumer_lag=_per_stream_total(qo, "consumer_lag"),
         estimated_cost=qo.plan.estimated_cost if qo.plan else None,
-        observed_cost=_operator_total(qo, "observed_cost"),
         plan_changes=qo.plan.plan_changes if qo.plan else 0,
         **_latency(qo),
     )
@@ -107,19 +122,21 @@ def query_table(qo: QueryObservation) -> ControlTable:
 def window_tables(qo: QueryObservation) -> list[ControlTable]:
     """Return the Control Table of each input window of a query, named `query.stream`."""
     tables = []
-    for item in qo.query.definition.get("inputs", ()):
-        stream = str(item["stream"])
+    spelled = qo.query.definition["inputs"]  # each window in its JSON form
+    for item, spelling in zip(qo.query.query.inputs, spelled, strict=True):
+        stream = item.stream
         attributes: dict[str, Any] = {
             "query": qo.query.name,
             "stream": stream,
-            "topic": item.get("topic"),
-            "window": dict(item.get("window", {})),
-            "memory_budget_bytes": qo.query.controls.memory_budget_bytes,
+            "topic": item.topic,
+            "window": spelling["window"],
         }
-        for field in WINDOW_COUNTERS:
-            attributes[field] = _stream_total(qo, stream, field)
-        attributes["malformed"] = _per_stream_total(qo, "malformed", stream)
-        attributes["consumer_lag"] = _per_stream_total(qo, "consumer_lag", stream)
+        for f in _WINDOW:
+            if f.stat.table:
+                attributes[f.name] = _combine(f.stat.aggregate, _window_values(qo, f.name, (stream,)))
+        for f in _OPERATOR:
+            if f.stat.per_stream and f.stat.table:
+                attributes[f.name] = _combine(f.stat.aggregate, _operator_values(qo, f, (stream,)))
         tables.append(
             ControlTable(
                 entity="window", name=f"{qo.query.name}.{stream}", attributes=attributes, writable=[]
@@ -131,26 +148,27 @@ def window_tables(qo: QueryObservation) -> list[ControlTable]:
 def operator_table(qo: QueryObservation) -> ControlTable:
     """Return the Control Table of a query's multi-way join operator."""
     q, plan = qo.query, qo.plan
-    streams = q.streams
-    attributes: dict[str, Any] = {
-        "algorithm": q.definition.get("algorithm", "hash"),
-        "evaluation": dict(q.controls.evaluation),
-        "expiration": dict(q.controls.expiration),
-        "order": q.controls.order if q.controls.order == "auto" else list(q.controls.order),
-        "global_order": list(plan.global_order) if plan else None,
-        "local_orders": {s: list(o) for s, o in plan.local_orders.items()} if plan else None,
-        "plan_reason": plan.reason if plan else None,
-        "plan_changed_at": plan.changed_at if plan else None,
-        "plan_changes": plan.plan_changes if plan else 0,
-        "estimated_cost": plan.estimated_cost if plan else None,
-        "observed_cost": _operator_total(qo, "observed_cost"),
-        "probes": total(_stream_total(qo, s, "probes") for s in streams),
-        "comparisons": total(_stream_total(qo, s, "comparisons") for s in streams),
-        "results": _operator_total(qo, "results"),
-        "buffered": _operator_total(qo, "buffered"),
-        "replan_pending": qo.replan_pending,
-        **_latency(qo),
-    }
+    controls = q.controls.as_json()
+    attributes: dict[str, Any] = {"algorithm": q.query.algorithm}
+    attributes.update((a, controls[a]) for a in ("evaluation", "expiration", "order"))
+    for f in _OPERATOR:
+        if f.stat.table and not f.stat.per_stream and f.stat.kind != "histogram":
+            attributes[f.name] = _combine(f.stat.aggregate, _operator_values(qo, f, ()))
+    for f in _WINDOW:
+        if f.stat.operator_table:
+            attributes[f.name] = _combine(f.stat.aggregate, _window_values(qo, f.name, q.streams))
+    attributes.update(
+        {
+            "global_order": list(plan.global_order) if plan else None,
+            "local_orders": {s: list(o) for s, o in plan.local_orders.items()} if plan else None,
+            "plan_reason": plan.reason if plan else None,
+            "plan_changed_at": plan.changed_at if plan else None,
+            "plan_changes": plan.plan_changes if plan else 0,
+            "estimated_cost": plan.estimated_cost if plan else None,
+            "replan_pending": qo.replan_pending,
+            **_latency(qo),
+        }
+    )
     return ControlTable(entity="operator", name=q.name, attributes=attributes, writable=[])
 
 
@@ -175,24 +193,23 @@ def topic_tables(observation: Observation) -> list[ControlTable]:
         if value not in values:
             values.append(value)
 
+    lag = next(f for f in _OPERATOR if f.name == "consumer_lag")
     for stream in observation.registry.streams.values():
         add(entry(stream.topic)["roles"], "input")
         add(entry(stream.topic)["streams"], stream.name)
     for name, qo in observation.queries.items():
-        for item in qo.query.definition.get("inputs", ()):
-            t = entry(str(item["topic"]))
+        query = qo.query.query
+        for item in query.inputs:
+            t = entry(item.topic)
             add(t["roles"], "input")
             add(t["queries"], name)
-            t["records_in"][name] = _stream_total(qo, str(item["stream"]), "arrivals")
-            t["consumer_lag"][name] = _per_stream_total(qo, "consumer_lag", str(item["stream"]))
-        out = qo.query.definition.get("output", {}).get("topic")
-        if isinstance(out, str):
-            t = entry(out)
-            add(t["roles"], "output")
-            add(t["queries"], name)
-            t["records_out"][name] = _operator_total(qo, "published")
-        dead = (qo.query.definition.get("dead_letter") or {}).get("topic")
-        if isinstance(dead, str):
-            add(entry(dead)["roles"], "dead-letter")
-            add(entry(dead)["queries"], name)
+            t["records_in"][name] = _window_total(qo, "arrivals", item.stream)
+            t["consumer_lag"][name] = total(_operator_values(qo, lag, (item.stream,)))
+        t = entry(query.output_topic)
+        add(t["roles"], "output")
+        add(t["queries"], name)
+        t["records_out"][name] = _operator_total(qo, "published")
+        if query.dead_letter_topic is not None:
+            add(entry(query.dead_letter_topic)["roles"], "dead-letter")
+            add(entry(query.dead_letter_topic)["queries"], name)
     return [ControlTable(entity="topic", name=t, attributes=topics[t], writable=[]) for t in sorted(topics)]

@@ -1,0 +1,56 @@
+"""The product's only gate to Kafka: every aiokafka and confluent-kafka call goes through here.
+
+An import-linter contract (pyproject.toml) lets no other streamjoin module import `aiokafka` or
+`confluent_kafka`; the rest of the code uses the typed functions and Protocols below. Readers are
+aiokafka consumers (`new_consumer`, `reader`), writers confluent-kafka producers (`new_producer`),
+topic administration confluent-kafka's admin client (`Admin`).
+"""
+
+from streamjoin.kafka.admin import Admin, BrokerUnreachableError, Created, CreateOutcome, NewTopicRequest
+from streamjoin.kafka.connection import KafkaClients
+from streamjoin.kafka.consumer import (
+    Consumer,
+    end_offsets,
+    new_consumer,
+    partition_counts,
+    reader,
+    start_consumer,
+    start_offsets,
+)
+from streamjoin.kafka.producer import DeliveryCallback, Producer, new_producer, topic_partition_count
+from streamjoin.kafka.structs import (
+    ConsumedRecord,
+    ConsumerError,
+    DeliveredMessage,
+    DeliveryError,
+    OffsetAndTimestamp,
+    ProducerError,
+    TopicPartition,
+)
+
+__all__ = [
+    "Admin",
+    "BrokerUnreachableError",
+    "ConsumedRecord",
+    "Consumer",
+    "ConsumerError",
+    "CreateOutcome",
+    "Created",
+    "DeliveredMessage",
+    "DeliveryCallback",
+    "DeliveryError",
+    "KafkaClients",
+    "NewTopicRequest",
+    "OffsetAndTimestamp",
+    "Producer",
+    "ProducerError",
+    "TopicPartition",
+    "end_offsets",
+    "new_consumer",
+    "new_producer",
+    "partition_counts",
+    "reader",
+    "start_consumer",
+    "start_offsets",
+    "topic_partition_count",
+]

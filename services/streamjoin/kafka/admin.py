@@ -1,0 +1,164 @@
+"""Topic administration through confluent-kafka's `AdminClient`: list, create and delete topics.
+
+`Admin` answers in plain types (topic name → partition count, topic name → outcome); what a topic
+should look like is decided by the caller (`streamjoin.topics` compares with the declarations).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, TypeAlias
+
+from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka.admin import AdminClient
+from confluent_kafka.cimpl import NewTopic
+
+__all__ = [
+    "Admin",
+    "BrokerUnreachableError",
+    "CreateOutcome",
+    "Created",
+    "NewTopicRequest",
+]
+
+# librdkafka's own log lines (connection refused, ...) go here, silent unless the application
+# configures logging; failures reach the caller as exceptions and results anyway.
+_LIBRDKAFKA_LOG = logging.getLogger("streamjoin.kafka.librdkafka")
+_LIBRDKAFKA_LOG.addHandler(logging.NullHandler())
+
+CreateOutcome: TypeAlias = Literal["created", "exists", "failed"]
+
+
+class BrokerUnreachableError(RuntimeError):
+    """No broker answered a metadata request in time."""
+
+
+class NewTopicRequest(Protocol):
+    """What `Admin.create_topics` needs to know of a topic (a `streamjoin.topics.TopicSpec` is one)."""
+
+    @property
+    def name(self) -> str:
+        """The topic's name."""
+        ...
+
+    @property
+    def partitions(self) -> int:
+        """Its partition count."""
+        ...
+
+    @property
+    def replication_factor(self) -> int:
+        """Its replication factor (-1: the broker's default)."""
+        ...
+
+    @property
+    def config(self) -> Mapping[str, str]:
+        """Its topic configuration (`retention.ms`, ...)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Created:
+    """What the broker answered to the creation of one topic."""
+
+    outcome: CreateOutcome
+    message: str = ""
+
+
+class Admin:
+    """An admin client of the brokers at `bootstrap` (`host:port[,host:port]`)."""
+
+    def __init__(self, bootstrap: str, *, client_config: Mapping[str, str] | None = None) -> None:
+        """Create the client (it connects on its first request); `client_config`: more librdkafka
+        properties, the security ones of `KafkaClients.librdkafka`."""
+        self.bootstrap = bootstrap
+        config: dict[str, Any] = {
+            "bootstrap.servers": bootstrap,
+            "log.connection.close": False,
+            "logger": _LIBRDKAFKA_LOG,
+            **(client_config or {}),
+        }
+        self._client = AdminClient(config)
+
+    def _metadata(self, timeout_ms: int) -> Any:
+        try:
+            return self._client.list_topics(timeout=timeout_ms / 1000)
+        except KafkaException as exc:
+            raise BrokerUnreachableError(
+                f"no broker answered at {self.bootstrap} within {timeout_ms} ms: {exc}"
+            ) from exc
+
+    def topics(self, *, timeout_ms: int = 10_000) -> dict[str, int]:
+        """Return every topic on the brokers with its partition count.
+
+        Raises:
+            BrokerUnreachableError: no broker answered within `timeout_ms`.
+        """
+        metadata = self._metadata(timeout_ms)
+        return {name: len(t.partitions) for name, t in metadata.topics.items() if t.error is None}
+
+    def broker_count(self, *, timeout_ms: int = 10_000) -> int:
+        """Return how many brokers the cluster's metadata lists (raises like `topics`)."""
+        return len(self._metadata(timeout_ms).brokers)
+
+    def create_topics(
+        self,
+        requests: Iterable[NewTopicRequest],
+        *,
+        replication_factor: int | None = None,
+        timeout_ms: int = 30_000,
+    ) -> dict[str, Created]:
+        """Create each topic of `requests`; return the outcome of each by name.
+
+        A topic that already exists (created concurrently by someone else) is `exists`, not an error.
+        `replication_factor` overrides every request's (-1: the broker's default).
+        """
+        requests = list(requests)
+        if not requests:
+            return {}
+        new_topics = [
+            NewTopic(
+                r.name,
+                num_partitions=r.partitions,
+                replication_factor=r.replication_factor if replication_factor is None else replication_factor,
+                config=dict(r.config),
+            )
+            for r in requests
+        ]
+        futures = self._client.create_topics(
+            new_topics, operation_timeout=timeout_ms / 1000, request_timeout=timeout_ms / 1000
+        )
+        return {r.name: _created(futures[r.name], timeout_ms) for r in requests}
+
+    def delete_topics(self, names: Iterable[str], *, timeout_ms: int = 30_000) -> dict[str, str | None]:
+        """Delete the topics `names`; return each one's error message (None when deleted)."""
+        names = list(names)
+        if not names:
+            return {}
+        futures = self._client.delete_topics(
+            names, operation_timeout=timeout_ms / 1000, request_timeout=timeout_ms / 1000
+        )
+        return {name: _error_of(futures[name], timeout_ms) for name in names}
+
+
+def _error_of(future: Future[None], timeout_ms: int) -> str | None:
+    try:
+        future.result(timeout=timeout_ms / 1000)
+    except KafkaException as exc:
+        error = exc.args[0]
+        return f"{error.name()}: {error.str()}"
+    return None
+
+
+def _created(future: Future[None], timeout_ms: int) -> Created:
+    try:
+        future.result(timeout=timeout_ms / 1000)
+    except KafkaException as exc:
+        error = exc.args[0]
+        if error.code() == KafkaError.TOPIC_ALREADY_EXISTS:
+            return Created("exists", "created concurrently")
+        return Created("failed", f"{error.name()}: {error.str()}")
+    return Created("created")
