@@ -1,6 +1,6 @@
 """Turn an arriving value into (timestamp, record), or say precisely why it is malformed.
 
-semantics.md section 4: a record that is not a JSON object, or lacks the timestamp or a join field,
+A record that is not a JSON object, or lacks the timestamp or a join field,
 is malformed: counted, dead-lettered with the reason, and never stops a worker. The replay CLI, the
 joiner and the back-fill all read records through this one class, so they apply the same rules:
 
