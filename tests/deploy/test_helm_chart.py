@@ -268,6 +268,9 @@ def test_a_packaged_chart_carries_the_dashboards(tmp_path: Path) -> None:
         len([c for c in manifests.of_kind("ConfigMap") if "grafana_dashboard" in c["metadata"]["labels"]])
         == 3
     )
+    assert manifests.get("ConfigMap", "sj-streamjoin-alerts")["data"][
+        RULES_FILE.name
+    ] == RULES_FILE.read_text().rstrip("\n")
 
 
 def test_helm_test_hook_runs_the_test_script() -> None:
