@@ -133,8 +133,8 @@ def _run(
         security = tuple(librdkafka_options(settings).items())
         sink = SinkSpec("kafka", query.output_topic, settings.kafka_bootstrap, kafka_config=security)
     archive_url = settings.archive_url
-    if master is None and not submitted():
-        master = settings.spark_master  # spark-submit's own master wins over the environment's
+    if master is not None or not submitted():  # under spark-submit, its master wins over the environment's
+        master = settings.spark_master  # the flag (validated), else STREAMJOIN_SPARK_MASTER
     spark = spark_session(master, shuffle_partitions=tasks, driver_memory=driver_memory)
     try:
         job = BackfillJob(spark, query, start, end, archive_url, tasks=tasks, rows_lookback=rows_lookback)
