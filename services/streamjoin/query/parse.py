@@ -14,6 +14,7 @@ from typing import Any, Literal, TypeGuard, cast
 from streamjoin.query.bounds import unbounded_input
 from streamjoin.query.engine_support import require_engine_support
 from streamjoin.query.errors import QueryError
+from streamjoin.query.expr import parse_expr
 from streamjoin.query.model import (
     Algorithm,
     Comparison,
@@ -61,6 +62,7 @@ _TOP_LEVEL: frozenset[str] = frozenset(
         "dead_letter",
         "within",
         "shedding",
+        "filter",
     }
 )
 
@@ -343,6 +345,7 @@ def parse_definition(raw: object) -> QueryDef:
         dead_letter_topic=dead_letter,
         within=within,
         shedding=parse_shedding(spec.get("shedding"), inputs=len(inputs)),
+        filter=None if spec.get("filter") is None else parse_expr(spec["filter"], streams, "filter"),
     )
 
 
