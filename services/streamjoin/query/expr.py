@@ -116,6 +116,15 @@ def _streams(expr: Expr, out: set[str]) -> None:
             _streams(arg, out)
 
 
+def refs_of(expr: Expr) -> list[Ref]:
+    """Return the field paths `expr` reads, in the order written."""
+    if isinstance(expr, Ref):
+        return [expr]
+    if isinstance(expr, Call):
+        return [ref for arg in expr.args for ref in refs_of(arg)]
+    return []
+
+
 def streams_of(expr: Expr) -> frozenset[str]:
     """Return the inputs `expr` mentions."""
     out: set[str] = set()

@@ -25,7 +25,7 @@ only: the query JSON names each input by its stream. Every problem raises `CqlEr
 >>> parse_sql("SELECT * FROM a AS o JOIN b AS p ON o.k = q.k", streams)
 Traceback (most recent call last):
 ...
-streamjoin.query.sql.SqlError: sql: unknown stream or alias 'q' at position 41 (line 1, column 42)
+streamjoin.query.sql.SqlError: sql: unknown stream or alias 'q' at position 42 (line 1, column 43)
 """
 
 from __future__ import annotations
@@ -34,9 +34,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import sqlglot
-from sqlglot import exp
+from sqlglot import Token, TokenType
 from sqlglot.errors import ParseError, TokenError
-from sqlglot.tokens import Token, TokenType
 
 from streamjoin.query.cql import MAX_CQL_LENGTH, CqlStream, Stream, parse_clause
 from streamjoin.query.cql_lex import CqlError
@@ -75,7 +74,7 @@ class _Clauses:
         self.shed: tuple[int, int] | None = None
         try:
             tokens = sqlglot.tokenize(text)
-        except TokenError as exc:
+        except TokenError:
             raise SqlError(text, _token_error_position(text), "unterminated string or quoted name") from None
         self._scan(tokens)
 

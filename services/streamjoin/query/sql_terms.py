@@ -17,7 +17,7 @@ from streamjoin.query.expr import Call, Expr, Lit, Ref, dump_expr, streams_of
 
 __all__ = ["SqlTerms"]
 
-_COMPARE: Mapping[type[exp.Expression], str] = {
+_COMPARE: Mapping[type[exp.Expr], str] = {
     exp.EQ: "=",
     exp.NEQ: "!=",
     exp.LT: "<",
@@ -25,7 +25,7 @@ _COMPARE: Mapping[type[exp.Expression], str] = {
     exp.GT: ">",
     exp.GTE: ">=",
 }
-_BINARY: Mapping[type[exp.Expression], str] = {
+_BINARY: Mapping[type[exp.Expr], str] = {
     **_COMPARE,
     exp.Add: "+",
     exp.Sub: "-",
@@ -33,7 +33,7 @@ _BINARY: Mapping[type[exp.Expression], str] = {
     exp.Div: "/",
     exp.Mod: "%",
 }
-_UNARY: Mapping[type[exp.Expression], str] = {
+_UNARY: Mapping[type[exp.Expr], str] = {
     exp.Not: "not",
     exp.Neg: "neg",
     exp.Abs: "abs",
@@ -52,9 +52,9 @@ class _Clauses(Protocol):
     def read(self, clause: str, span: tuple[int, int], names: list[str]) -> Any: ...
 
 
-def _position(node: exp.Expression) -> int:
+def _position(node: exp.Expr) -> int:
     """Return where `node` starts in the text (the first position sqlglot recorded under it)."""
-    starts = [n.meta["start"] for n in node.walk() if isinstance(n, exp.Expression) and "start" in n.meta]
+    starts = [n.meta["start"] for n in node.walk() if isinstance(n, exp.Expr) and "start" in n.meta]
     return min(starts, default=0)
 
 
@@ -73,11 +73,11 @@ class SqlTerms:
         self.error = error
         self.alias: dict[str, str] = {}  # alias (or stream name) -> stream
 
-    def fail(self, node: exp.Expression, message: str) -> CqlError:
+    def fail(self, node: exp.Expr, message: str) -> CqlError:
         return self.error(self.text, _position(node), message)
 
     # -- FROM ---------------------------------------------------------------------------------------
-    def query(self, tree: exp.Expression, clauses: _Clauses) -> dict[str, Any]:
+    def query(self, tree: exp.Expr, clauses: _Clauses) -> dict[str, Any]:
         if not isinstance(tree, exp.Select):
             raise self.fail(tree, "expected SELECT ... FROM ...")
         extra = sorted(k for k, v in tree.args.items() if v and k not in _SELECT_ARGS)
@@ -87,9 +87,13 @@ class SqlTerms:
         if source is None:
             raise self.fail(tree, "expected FROM")
         inputs = [self.input(source.this, clauses)]
-        conditions: list[exp.Expression] = []
+        conditions: list[exp.Expr] = []
         for join in tree.args.get("joins") or ():
-            if join.args.get("side") or join.args.get("kind") not in (None, "", "INNER") or join.args.get("using"):
+            if (
+                join.args.get("side")
+                or join.args.get("kind") not in (None, "", "INNER")
+                or join.args.get("using")
+            ):
                 raise self.fail(join, "only inner joins (JOIN ... ON, or a comma) are supported")
             inputs.append(self.input(join.this, clauses))
             if join.args.get("on") is not None:
@@ -110,7 +114,7 @@ class SqlTerms:
             out["shedding"] = clauses.read("shed", clauses.shed, names)
         return out
 
-    def input(self, node: exp.Expression, clauses: _Clauses) -> dict[str, Any]:
+    def input(self, node: exp.Expr, clauses: _Clauses) -> dict[str, Any]:
         if not isinstance(node, exp.Table) or node.args.get("db") or node.args.get("catalog"):
             raise self.fail(node, "expected a registered stream name")
         name = node.name
@@ -130,13 +134,15 @@ class SqlTerms:
         return entry
 
     # -- select ---------------------------------------------------------------------------------------
-    def select(self, items: list[exp.Expression]) -> list[str] | None:
+    def select(self, items: list[exp.Expr]) -> list[str] | None:
         if len(items) == 1 and isinstance(items[0], exp.Star):
             return None
         refs: list[str] = []
         for item in items:
             if isinstance(item, exp.Column) and isinstance(item.this, exp.Star):
-                raise self.fail(item, "s.* is not supported yet in the select list: use * or stream.field columns")
+                raise self.fail(
+                    item, "s.* is not supported yet in the select list: use * or stream.field columns"
+                )
             value = self.expr(item)
             if not isinstance(value, Ref) or len(value.path) != 1:
                 raise self.fail(
@@ -146,7 +152,7 @@ class SqlTerms:
         return refs
 
     # -- conditions -----------------------------------------------------------------------------------
-    def conditions(self, nodes: list[exp.Expression]) -> tuple[list[list[Any]], list[Expr]]:
+    def conditions(self, nodes: list[exp.Expr]) -> tuple[list[list[Any]], list[Expr]]:
         """Split the conjunction of ON and WHERE into `where` triples and `filter` terms."""
         where: list[list[Any]] = []
         terms: list[Expr] = []
@@ -187,7 +193,7 @@ class SqlTerms:
         return bool(dot and rest and head.isidentifier())
 
     # -- expressions ----------------------------------------------------------------------------------
-    def expr(self, node: exp.Expression) -> Expr:  # noqa: PLR0911
+    def expr(self, node: exp.Expr) -> Expr:
         node = node.unnest()
         if isinstance(node, exp.Column | exp.Dot):
             return self.ref(node)
@@ -208,7 +214,7 @@ class SqlTerms:
                 return Call(op, (self.expr(node.this),))
         return self.special(node)
 
-    def special(self, node: exp.Expression) -> Expr:
+    def special(self, node: exp.Expr) -> Expr:
         if isinstance(node, exp.And | exp.Or):
             op = "and" if isinstance(node, exp.And) else "or"
             return Call(op, tuple(self.expr(n) for n in node.flatten()))
@@ -233,17 +239,12 @@ class SqlTerms:
             return Call("coalesce", (self.expr(node.this), *(self.expr(v) for v in node.expressions)))
         if isinstance(node, exp.Func):
             name = node.sql_name() if not isinstance(node, exp.Anonymous) else str(node.this)
-            raise self.fail(
-                node, f"unknown function {name.lower()!r}; use abs, lower, upper, length, round, floor, ceil, coalesce"
-            )
+            known = "abs, lower, upper, length, round, floor, ceil, coalesce"
+            raise self.fail(node, f"unknown function {name.lower()!r}; use {known}")
         raise self.fail(node, f"not supported here: {node.sql()!r}")
 
-    def ref(self, node: exp.Expression) -> Ref:
-        parts: list[exp.Expression] = []
-        if isinstance(node, exp.Dot):
-            parts = [*self.ref_parts(node.this), node.expression]
-        else:
-            parts = list(node.parts)
+    def ref(self, node: exp.Expr) -> Ref:
+        parts = self.ref_parts(node)
         names = [p.name for p in parts]
         if any(isinstance(p, exp.Star) for p in parts):
             raise self.fail(node, "* is only allowed alone in the select list")
@@ -254,7 +255,7 @@ class SqlTerms:
             raise self.fail(parts[0], f"unknown stream or alias {names[0]!r}")
         return Ref(stream, tuple(names[1:]))
 
-    def ref_parts(self, node: exp.Expression) -> list[exp.Expression]:
+    def ref_parts(self, node: exp.Expr) -> list[exp.Expr]:
         if isinstance(node, exp.Dot):
             return [*self.ref_parts(node.this), node.expression]
         if isinstance(node, exp.Column):
