@@ -13,7 +13,7 @@ from sqlglot import exp
 
 from streamjoin.query.cql import CqlStream
 from streamjoin.query.cql_lex import CqlError
-from streamjoin.query.expr import Call, Expr, Lit, Ref, dump_expr, streams_of
+from streamjoin.query.expr import Call, Expr, Lit, Ref, dump_expr
 
 __all__ = ["SqlTerms"]
 
@@ -163,9 +163,7 @@ class SqlTerms:
                 triple = self.triple(value)
                 if triple is not None:
                     where.append(triple)
-                else:
-                    if not streams_of(value):
-                        raise self.fail(term, "a condition must mention a field (stream.field)")
+                else:  # a constant term (`1 = 1`) is allowed, as in SQL
                     terms.append(value)
         return where, terms
 
