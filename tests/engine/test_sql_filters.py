@@ -109,7 +109,7 @@ def arrivals(draw: st.DrawFn) -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
-@engine_settings(30)
+@engine_settings(80)
 @given(text=sql_text(), lines=arrivals(), seed=st.integers(0, 2**16))
 def test_sql_filters_equal_the_oracle(text: str, lines: list[tuple[str, dict[str, Any]]], seed: int) -> None:
     raw = {"name": "sql", "output": {"topic": "out"}, **parse_sql(text, STREAMS)}

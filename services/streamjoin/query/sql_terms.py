@@ -81,8 +81,8 @@ class SqlTerms:
         if not isinstance(tree, exp.Select):
             raise self.fail(tree, "expected SELECT ... FROM ...")
         extra = sorted(k for k, v in tree.args.items() if v and k not in _SELECT_ARGS)
-        if extra or tree.args.get("kind"):
-            raise self.fail(tree, f"not supported in a continuous join: {', '.join(extra) or 'SELECT kind'}")
+        if extra:
+            raise self.fail(tree.args[extra[0]], f"not supported in a continuous join: {extra[0].upper()}")
         source = tree.args.get("from_") or tree.args.get("from")
         if source is None:
             raise self.fail(tree, "expected FROM")
