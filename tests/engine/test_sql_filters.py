@@ -126,7 +126,8 @@ def test_sql_filters_equal_the_oracle(text: str, lines: list[tuple[str, dict[str
 
 def test_a_residual_filter_changes_the_result_set() -> None:
     """The filter is applied, not ignored: the same join without it has more results."""
-    text = "SELECT * FROM a [RANGE 10] AS o JOIN b [ROWS 3] AS p ON o.k = p.k WHERE o.x * 2 > p.x OR p.u.v IS NULL"
+    head = "SELECT * FROM a [RANGE 10] AS o JOIN b [ROWS 3] AS p ON o.k = p.k"
+    text = f"{head} WHERE o.x * 2 > p.x OR p.u.v IS NULL"
     raw = {"name": "sql", "output": {"topic": "out"}, **parse_sql(text, STREAMS)}
     lines = [
         ("a", {"ts": 1, "k": 1, "x": 1}),
