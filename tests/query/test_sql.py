@@ -61,6 +61,13 @@ def test_cql_clauses_keep_working_in_sql() -> None:
     assert q["filter"] == {"op": "not", "args": [{"op": "is_null", "args": [{"ref": ["orders", "x"]}]}]}
 
 
+def test_a_filter_with_shedding_is_refused_until_shed_eval_reads_filters() -> None:
+    head = "SELECT * FROM orders [RANGE 5] o JOIN pay [RANGE 5] p ON o.id = p.id"
+    text = f"{head} WHERE o.x IS NULL SHED MEMORY 4 POLICY simp"
+    with pytest.raises(QueryError, match="filter: a filter expression cannot be combined with shedding"):
+        parse_query(_full(text))
+
+
 def test_null_literals_and_dotted_strings_go_to_the_filter() -> None:
     q = parse_sql(
         "SELECT * FROM orders o JOIN pay p ON o.id = p.id WHERE o.a = NULL AND o.s = 'a.b'", STREAMS

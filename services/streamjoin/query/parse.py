@@ -327,6 +327,8 @@ def parse_definition(raw: object) -> QueryDef:
     lateness = spec.get("lateness", 0)
     if not _is_number(lateness) or lateness < 0:
         raise QueryError("lateness", "must be a number >= 0")
+    if spec.get("filter") is not None and spec.get("shedding") is not None:
+        raise QueryError("filter", "a filter expression cannot be combined with shedding yet")
     dead_letter = spec.get("dead_letter")
     if dead_letter is not None:
         dead_letter = _name(_mapping(dead_letter, "dead_letter").get("topic"), "dead_letter.topic")
