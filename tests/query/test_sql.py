@@ -188,3 +188,14 @@ def test_sql_text_in_a_query_json_with_a_streams_object() -> None:
         expand_text({"name": "q", "sql": "SELECT 1"}, None)
     with pytest.raises(QueryError, match="not both"):
         expand_text({"name": "q", "sql": "x", "where": []}, streams)
+
+
+def test_deep_nesting_is_a_clear_error_not_a_crash() -> None:
+    head = "SELECT * FROM orders o JOIN pay p ON o.id = p.id WHERE "
+    with pytest.raises(SqlError, match="parentheses nested deeper than 32"):
+        parse_sql(head + "(" * 40 + "o.x = 1" + ")" * 40, STREAMS)
+    with pytest.raises(SqlError, match="nests too deeply"):
+        parse_sql(head + "NOT " * 3000 + "o.x = 1", STREAMS)
+    with pytest.raises(QueryError, match="nested deeper than 64"):
+        windowed = "SELECT * FROM orders [RANGE 5] o JOIN pay [ROWS 1] p ON o.id = p.id WHERE "
+        parse_query(_full(windowed + " + ".join(["o.x"] * 100) + " > 1"))

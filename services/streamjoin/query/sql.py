@@ -44,6 +44,8 @@ from streamjoin.query.sql_terms import SqlTerms
 
 __all__ = ["SqlError", "Stream", "parse_sql"]
 
+_MAX_DEPTH = 32  # parentheses, as in CQL
+
 
 class SqlError(CqlError):
     """SQL text that cannot be accepted; `position` is the 0-based offset of the problem."""
@@ -101,6 +103,8 @@ class _Clauses:
                 self.sql = _blank(self.sql, tok.start, end)
             depth += kind == TokenType.L_PAREN
             depth -= kind == TokenType.R_PAREN
+            if depth > _MAX_DEPTH:
+                raise SqlError(self.text, tok.start, f"parentheses nested deeper than {_MAX_DEPTH}")
             i += 1
 
     @staticmethod
@@ -172,9 +176,14 @@ def parse_sql(text: str, streams: Mapping[str, CqlStream]) -> dict[str, Any]:
         raise SqlError(text, 0, "expected SELECT, found the end of the text")
     try:
         tree = sqlglot.parse_one(clauses.sql)
+    except RecursionError:
+        raise SqlError(text, 0, "the text nests too deeply") from None
     except ParseError as exc:
         message = str(exc.errors[0].get("description")) if exc.errors else str(exc)
         if message.startswith("Required keyword"):
             message = "incomplete expression"
         raise SqlError(text, _parse_error_position(text, exc), message.split("\n")[0]) from None
-    return SqlTerms(text, streams, clauses.windows, SqlError).query(tree, clauses)
+    try:
+        return SqlTerms(text, streams, clauses.windows, SqlError).query(tree, clauses)
+    except RecursionError:
+        raise SqlError(text, 0, "the text nests too deeply") from None
