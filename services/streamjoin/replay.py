@@ -16,6 +16,7 @@ from streamjoin.engine import MalformedRecord, RecordReader, ResultFormatter
 from streamjoin.engine.ingest import loads_record
 from streamjoin.operator import JoinOperator, OperatorFactory
 from streamjoin.query import QueryDef, QueryError, parse_query
+from streamjoin.query.text import expand_text, streams_from_json
 
 __all__ = ["ReplayError", "load_query", "read_events", "replay"]
 
@@ -28,13 +29,27 @@ class ReplayError(ValueError):
     """Bad query or bad events line; the message is the one line the CLI prints."""
 
 
-def load_query(path: Path) -> QueryDef:
-    """Read and validate a query JSON file."""
+def load_query(path: Path, streams_path: Path | None = None) -> QueryDef:
+    """Read and validate a query file: query JSON (its inputs maybe as `sql` or `cql` text), or SQL.
+
+    A `.sql` file is the SQL text alone: the query is named after the file, its output topic is
+    `<name>.out`. Text names registered streams: `streams_path` is a JSON file of them
+    (`{"orders": {"topic": "shop.orders", "timestamp": "ts"}}`).
+    """
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        raw = (
+            {"name": path.stem, "output": {"topic": f"{path.stem}.out"}, "sql": text}
+            if path.suffix == ".sql"
+            else json.loads(text)
+        )
+        streams_raw = None if streams_path is None else json.loads(streams_path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ReplayError(f"{path}: cannot read query: {exc}") from None
     try:
+        streams = None if streams_raw is None else streams_from_json(streams_raw)
+        if isinstance(raw, dict):
+            raw = expand_text(raw, streams)
         return parse_query(raw)
     except QueryError as exc:
         raise ReplayError(f"{path}: bad query: {exc}") from None

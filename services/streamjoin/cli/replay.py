@@ -16,13 +16,22 @@ __all__ = ["register"]
 
 
 def replay_command(
-    query_file: Annotated[Path, typer.Argument(help="the query JSON (semantics.md section 4)")],
+    query_file: Annotated[
+        Path, typer.Argument(help="the query JSON (its inputs may be `sql`/`cql` text), or a .sql file")
+    ],
     events_file: Annotated[Path, typer.Argument(help='one {"stream": ..., "record": {...}} per line')],
+    streams_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--streams",
+            help='the streams a SQL or CQL query names: {"orders": {"topic": ..., "timestamp": "ts"}}',
+        ),
+    ] = None,
 ) -> None:
     """Replay a query over recorded events; print one result per line, nothing else on stdout."""
     err = Console(stderr=True)
     try:
-        query = load_query(query_file)
+        query = load_query(query_file, streams_file)
         with events_file.open(encoding="utf-8") as lines:
             if err.is_terminal:  # progress goes to stderr, and only for a person watching
                 total = events_file.stat().st_size

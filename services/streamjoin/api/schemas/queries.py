@@ -87,9 +87,17 @@ class QueryCreate(BaseModel):
 
     name: QueryName
     cql: StrictStr | None = Field(default=None, description="CQL text; replaces inputs, where and select.")
+    sql: StrictStr | None = Field(
+        default=None,
+        description="SQL text (JOIN ... ON, aliases, OR, arithmetic, ...) with CQL's window clauses; "
+        "replaces inputs, where, filter, select, within and shedding.",
+    )
     inputs: list[InputSpec] | None = None
     where: list[list[Scalar]] | None = Field(default=None, description='`[["a.src", "=", "b.src"], ...]`')
     select: list[StrictStr] | None = None
+    filter: Any = Field(
+        default=None, description='The filter expression: `{"op": ">", "args": [{"ref": ["a", "n"]}, 1]}`.'
+    )
     output: OutputSpec
     evaluation: ModeSpec | None = None
     expiration: ModeSpec | None = None
@@ -101,12 +109,12 @@ class QueryCreate(BaseModel):
     paused: bool = Field(default=False, description="Register the query paused.")
 
     def query_json(self) -> dict[str, Any]:
-        """Return the query JSON fields the client gave (without `cql` and `paused`).
+        """Return the query JSON fields the client gave (without `cql`, `sql` and `paused`).
 
         A null reads as "not given" (the default applies), except an input's `timestamp`, where
         null means the Kafka record timestamp.
         """
-        out = self.model_dump(exclude_unset=True, exclude_none=True, exclude={"cql", "paused"})
+        out = self.model_dump(exclude_unset=True, exclude_none=True, exclude={"cql", "sql", "paused"})
         for given, dumped in zip(self.inputs or (), out.get("inputs", ()), strict=True):
             if "timestamp" in given.model_fields_set:
                 dumped["timestamp"] = given.timestamp

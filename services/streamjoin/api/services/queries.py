@@ -39,7 +39,7 @@ class QueryService:
     async def create(self, body: QueryCreate) -> QueryPublic:
         """Validate and register a query; raise `QueryError` (422) or `AlreadyExistsError` (409)."""
         snapshot = await self._store.snapshot()
-        compiled = compile_query(body.query_json(), body.cql, snapshot.streams)
+        compiled = compile_query(body.query_json(), body.cql, snapshot.streams, body.sql)
         at = round(time.time(), 3)
         record = QueryRecord.of(compiled.query, cql=compiled.cql, paused=body.paused, at=at)
         version = await self._store.create_query(record, streams=compiled.streams)
@@ -55,7 +55,7 @@ class QueryService:
         old = snapshot.queries.get(name)
         if old is None:
             raise NotFoundError("query", name)
-        compiled = compile_query({**body.query_json(), "name": name}, body.cql, snapshot.streams)
+        compiled = compile_query({**body.query_json(), "name": name}, body.cql, snapshot.streams, body.sql)
         draft = QueryRecord(compiled.query, compiled.cql, old.controls, 0.0, round(time.time(), 3))
         record, version = await self._store.replace_query(
             draft, streams=compiled.streams, expected_revision=old.revision
