@@ -2,7 +2,8 @@
 
 The service layer raises domain errors (`QueryError`, the registry's errors, `ApiError`); these
 handlers turn them into 4xx answers that name the problem: 404 missing, 409 duplicate or in use,
-422 invalid (with the offending `field`, and `position` for CQL).
+422 invalid (with the offending `field`, and `position` for CQL); 503 while the registry is being
+restored from its log (or the log did not take a write), with `Retry-After`.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from streamjoin.registry import (
     ConcurrentChangeError,
     InUseError,
     NotFoundError,
+    RegistryUnavailableError,
 )
 
 __all__ = ["ApiError", "field_path", "install_error_handlers"]
@@ -104,6 +106,11 @@ async def _registry_error(request: Request, exc: Exception) -> JSONResponse:
     return _answer(409, ErrorPublic(detail=str(exc), code="concurrent_change"))
 
 
+async def _restoring(request: Request, exc: Exception) -> JSONResponse:
+    body = ErrorPublic(detail=str(exc), code="registry_unavailable")
+    return _answer(status.HTTP_503_SERVICE_UNAVAILABLE, body, {"Retry-After": "1"})
+
+
 def install_error_handlers(app: FastAPI) -> None:
     """Register the handlers on `app`."""
     app.add_exception_handler(ApiError, _api_error)
@@ -111,3 +118,4 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, _validation_error)
     for error in (NotFoundError, AlreadyExistsError, InUseError, ConcurrentChangeError):
         app.add_exception_handler(error, _registry_error)
+    app.add_exception_handler(RegistryUnavailableError, _restoring)

@@ -10,6 +10,7 @@ __all__ = [
     "InUseError",
     "NotFoundError",
     "RegistryError",
+    "RegistryUnavailableError",
 ]
 
 
@@ -47,3 +48,8 @@ class InUseError(RegistryError):
 
 class ConcurrentChangeError(RegistryError):
     """The registry kept changing under a write (or a checked record changed); retry the request."""
+
+
+class RegistryUnavailableError(RegistryError):
+    """The registry cannot answer now: Redis lost it and it is being restored from its log, or the log
+    did not acknowledge a write. Nothing was written to Redis; retry later (HTTP 503)."""

@@ -1,4 +1,4 @@
-"""Readiness: Redis answers a PING and the broker answers a metadata request."""
+"""Readiness: Redis answers a PING and holds the registry (its epoch); the broker answers."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 from streamjoin.api.schemas import Readiness, ReadinessCheck
 from streamjoin.kafka import reader
-from streamjoin.registry import RegistryStore
+from streamjoin.registry import RegistryStore, RegistryUnavailableError
 
 __all__ = ["HealthService"]
 
@@ -52,6 +52,8 @@ class HealthService:
 
     async def _redis(self) -> str:
         await self._store.ping()
+        if await self._store.epoch() is None:
+            raise RegistryUnavailableError("Redis has no registry: it is being restored from its log")
         return f"registry version {await self._store.version()}"
 
     async def _kafka(self) -> str:
