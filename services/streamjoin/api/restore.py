@@ -34,11 +34,15 @@ class RegistryGuard:
         self.last_error: str | None = None
 
     async def start(self, *, wait_ms: int) -> bool:
-        """Start watching; wait up to `wait_ms` for the first check; return whether it finished."""
+        """Start watching; wait up to `wait_ms` for the first attempt; return whether it restored.
+
+        A first attempt that fails (Redis or the broker unreachable) does not hold the start-up: the
+        guard keeps retrying while requests get 503.
+        """
         self._task = asyncio.create_task(self._run(), name="registry-guard")
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._first.wait(), timeout=wait_ms / 1000)
-        return self._first.is_set()
+        return self._first.is_set() and self.last_error is None
 
     async def stop(self) -> None:
         """Stop watching."""
@@ -63,5 +67,6 @@ class RegistryGuard:
                 raise
             except Exception as exc:  # Redis or the broker unreachable: requests get 503 meanwhile
                 self.last_error = f"{type(exc).__name__}: {exc}"
+                self._first.set()
                 _log.warning("restoring the registry failed (retrying): %s", self.last_error)
                 await asyncio.sleep(self._retry)

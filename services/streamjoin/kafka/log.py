@@ -100,8 +100,8 @@ class KeyedLog:
         A topic that does not exist reads as empty.
         """
         consumer = reader(self.kafka.bootstrap, options=self.kafka.aiokafka, client_id="streamjoin-log")
-        await start_consumer(consumer)
         try:
+            await start_consumer(consumer)
             await consumer.topics()
             parts = consumer.partitions_for_topic(self.topic)
             if not parts:
