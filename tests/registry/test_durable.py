@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import pytest
+from tests.registry.redis_process import RestartableRedis
 
 from streamjoin.kafka import KafkaClients
 from streamjoin.query import parse_query
@@ -219,3 +220,20 @@ async def test_the_kafka_log_keeps_order_tombstones_and_prefixes(
     finally:
         log.close()
     assert await KafkaRegistryLog(KafkaClients(kafka_broker), f"missing-{uuid.uuid4().hex}").read() == []
+
+
+async def test_persistence_names_the_setting(redis_server: str, tmp_path: Any) -> None:
+    async with RegistryStore(redis_server) as store:
+        assert await store.persistence() == "none"  # the embedded Redis of the tests
+    server = RestartableRedis(tmp_path)
+    server.start()
+    try:
+        async with RegistryStore(server.url) as store:
+            assert await store.persistence() == "aof-always"
+            await store._redis.config_set("appendfsync", "everysec")
+            assert await store.persistence() == "aof-everysec"
+            await store._redis.config_set("appendonly", "no")
+            await store._redis.config_set("save", "60 1000")
+            assert await store.persistence() == "rdb"
+    finally:
+        server.stop()

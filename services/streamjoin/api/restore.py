@@ -39,6 +39,14 @@ class RegistryGuard:
         A first attempt that fails (Redis or the broker unreachable) does not hold the start-up: the
         guard keeps retrying while requests get 503.
         """
+        with contextlib.suppress(Exception):  # advice only; the guard reports unreachable Redis itself
+            persistence = await self._store.persistence()
+            if persistence not in ("aof-always", "unknown"):
+                _log.warning(
+                    "Redis persists as %s: a Redis crash can undo answered writes; exactly once needs "
+                    "appendonly yes with appendfsync always (docs/exactly-once.md)",
+                    persistence,
+                )
         self._task = asyncio.create_task(self._run(), name="registry-guard")
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._first.wait(), timeout=wait_ms / 1000)

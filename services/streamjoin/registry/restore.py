@@ -16,8 +16,9 @@ import uuid
 from dataclasses import dataclass
 
 from redis.asyncio.client import Pipeline
+from redis.exceptions import RedisError
 
-from streamjoin.registry._base import StoreBase, Writes, as_fields, text, texts
+from streamjoin.registry._base import StoreBase, Writes, as_fields, text, text_hash, texts
 from streamjoin.registry.log import RestoredRegistry, fold
 
 __all__ = ["RestoreOps", "Restored"]
@@ -38,6 +39,19 @@ class Restored:
 
 class RestoreOps(StoreBase):
     """The epoch and the restore path of `RegistryStore`."""
+
+    async def persistence(self) -> str:
+        """Return how Redis persists: `aof-always`, `aof-everysec`, `aof-no`, `rdb`, `none`, or `unknown`
+        (CONFIG not allowed). Exactly once needs `aof-always` (docs/exactly-once.md, "Redis persistence")."""
+        try:
+            config = text_hash(await self._redis.config_get("appendonly"))
+            config.update(text_hash(await self._redis.config_get("appendfsync")))
+            config.update(text_hash(await self._redis.config_get("save")))
+        except RedisError:
+            return "unknown"
+        if config.get("appendonly") == "yes":
+            return f"aof-{config.get('appendfsync', 'everysec')}"
+        return "rdb" if config.get("save", "").strip() else "none"
 
     async def epoch(self) -> str | None:
         """Return the registry's epoch, None when Redis holds no registry (new, or lost)."""
