@@ -86,14 +86,17 @@ class RestoreOps(StoreBase):
                 else f"Redis is at {current}, its log at {state.version}"
             )
             restored = await self._write(state, reason)
-        _log.warning(
+        level = logging.WARNING if restored.version else logging.INFO  # version 0: a new registry
+        _log.log(
+            level,
             "registry restored from its log (%s): %d streams, %d queries, version %d",
             reason,
             restored.streams,
             restored.queries,
             restored.version,
         )
-        await self._publish(restored.version)
+        if restored.version:
+            await self._publish(restored.version)
         return restored
 
     async def _write(self, state: RestoredRegistry, reason: str) -> Restored:
@@ -104,7 +107,10 @@ class RestoreOps(StoreBase):
         async def prepare(pipe: Pipeline) -> Writes:
             old = texts(await pipe.hkeys(k.queries))
             raw = await pipe.get(k.version)
-            version = max(int(text(raw)) if raw is not None else 0, state.version) + 1
+            current = int(text(raw)) if raw is not None else 0
+            # a new registry (nothing in the log, nothing in Redis) starts at version 0 like one
+            # without a log; any other restore is a change every watcher must see
+            version = max(current, state.version) + (1 if current or state.version else 0)
             versions.append(version)
 
             def writes(p: Pipeline) -> None:
@@ -116,7 +122,8 @@ class RestoreOps(StoreBase):
                 for name, controls in state.controls.items():
                     if controls:
                         p.hset(k.control(name), mapping=as_fields(controls))
-                p.set(k.version, version)
+                if version:
+                    p.set(k.version, version)
                 p.set(k.epoch, new_epoch)
 
             return writes
