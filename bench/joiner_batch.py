@@ -2,9 +2,10 @@
 
 Feeds the workload of `bench/joiner_throughput.py` (3-way equi-join, range windows of 1 s, keys
 with records a b c a b c in one millisecond: 8 results per 6 records) to one partition's
-`BatchBuilder.build` in batches, as an operator does, and prints CPU µs per input record. The
-end-to-end benchmark shares 2 cores with a broker, Redis and its own producer and consumer; this
-one measures the worker's own code, so a change to it shows up without that noise.
+`BatchBuilder.build` in batches, through the operator `OperatorFactory` builds for the joiner (the
+engine and its statistics), and prints CPU µs per input record. The end-to-end benchmark shares 2
+cores with a broker, Redis and its own producer and consumer; this one measures the worker's own
+code, so a change to it shows up without that noise.
 
     python bench/joiner_batch.py [--records 200000] [--batch 1250] [--profile out.pstats]
 """
@@ -18,9 +19,10 @@ import time
 
 from aiokafka import ConsumerRecord, TopicPartition
 
-from streamjoin.engine import MultiJoin, tune_gc
+from streamjoin.engine import tune_gc
 from streamjoin.joiner.batch import BatchBuilder
 from streamjoin.joiner.outbox import encode_record
+from streamjoin.operator import OperatorFactory
 from streamjoin.query import parse_query
 
 STREAMS = "abc"
@@ -51,7 +53,7 @@ def run(n: int, batch: int) -> tuple[float, int]:
         }
     )
     data = workload(n)
-    engine = MultiJoin(query, None, partitions={s: [0] for s in STREAMS}, journal=True)
+    engine = OperatorFactory(query, replan_every=None).build(0, journal=True)
     builder = BatchBuilder(query, 0, "dead")
     offsets: dict[str, int] = {}
     arrival: dict[str, float] = {}

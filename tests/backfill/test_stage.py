@@ -7,16 +7,21 @@ time buckets of every size, and Kafka-timestamp inputs.
 
 from __future__ import annotations
 
+import json
+import random
 from collections import Counter
 
+import pandas as pd
 import pytest
 
 from streamjoin.backfill.plan import plan_backfill
-from streamjoin.query import parse_query
+from streamjoin.backfill.stage import FEED_COLUMNS, GroupRunner
+from streamjoin.query import QueryDef, parse_query
 from streamjoin.query.dump import dump_query
+from streamjoin.testing import Event
 
-from .feed_model import run_model
-from .workload import Oracle, kafka_timed, make_query, make_workload
+from .feed_model import feed_rows, run_model
+from .workload import Oracle, Workload, kafka_timed, make_query, make_workload
 
 TOPICS = {"a": "t.a", "b": "t.b", "c": "t.c"}
 RANGES = [(0, 10_000), (150, 420), (301, 302), (97, 640)]
@@ -81,3 +86,37 @@ def test_select_and_spliced_records() -> None:
     out = run_model(plan_backfill(selected, 0, 10_000, partitions=2), w)
     assert Counter(r["id"] for r in out) == Counter(r["id"] for r in spliced)
     assert all(set(r["tuples"]) == {"a", "c"} and set(r["tuples"]["a"]) == {"n"} for r in out)
+
+
+def test_auto_order_replans_as_rates_move_and_keeps_every_result() -> None:
+    """A task re-plans as replay does (the same `OperatorFactory`), and its results stay those of a
+    written order (the oracle is too slow at this size; written orders are checked against it above)."""
+    w = Workload(dict(TOPICS), 1)
+    rng = random.Random(8)
+    ts, n = 0, 6_000
+    for i in range(n):
+        weights = [1, 1, 10] if i < n // 2 else [10, 1, 1]  # c frequent, then a
+        stream = rng.choices("abc", weights)[0]
+        ts += rng.randint(0, 1)
+        record = {"ts": ts, "k": rng.randrange(40), "v": rng.randint(0, 9), "g": 0, "n": i}
+        w.events.append(Event(stream, 0, i, ts, record))  # offsets grow per stream (gaps are fine)
+        w.raw.append((stream, 0, i, 0, json.dumps(record).encode()))
+    auto = make_query("q", "range", TOPICS)
+    written = parse_query({**dump_query(auto), "order": ["a", "b", "c"]})
+    assert auto.order == "auto"
+
+    def run(query: QueryDef) -> tuple[Counter[str], GroupRunner]:
+        plan = plan_backfill(query, 0, ts + 1, target_groups=1, partitions=1)
+        frame = pd.DataFrame.from_records(feed_rows(plan, w), columns=list(FEED_COLUMNS))
+        runner = GroupRunner(plan)
+        got: Counter[str] = Counter()
+        for out in runner.frames(frame.iloc[i : i + 500] for i in range(0, len(frame), 500)):
+            got.update(json.loads(v)["id"] for v in out["value"])
+        return got, runner
+
+    got, runner = run(auto)
+    want, fixed = run(written)
+    assert sum(want.values()) > 200
+    assert got == want, f"missing {sum((want - got).values())}, extra {sum((got - want).values())}"
+    assert runner.planner.replanner.changes >= 1, "the rates moved 10x: the back-fill should re-plan"
+    assert fixed.planner.replanner.replans == 0 and fixed.planner.plan.global_order == ("a", "b", "c")

@@ -50,8 +50,13 @@ async def _replanned(redis_url: str, prefix: str, query: str, timeout_s: float =
     raise TimeoutError(f"the re-plan of {query} was not handled within {timeout_s} s")
 
 
+@pytest.mark.parametrize("algorithm", ["hash", "nlj"])
 def test_auto_order_follows_the_rates_and_keeps_every_result(
-    query_setup: Callable[[int], QuerySetup], kafka_broker: str, redis_server: str, tmp_path: Path
+    query_setup: Callable[[int], QuerySetup],
+    kafka_broker: str,
+    redis_server: str,
+    tmp_path: Path,
+    algorithm: str,
 ) -> None:
     s = query_setup(2)
     w = make_workload(
@@ -59,6 +64,7 @@ def test_auto_order_follows_the_rates_and_keeps_every_result(
         lateness=2, phases=[{"a": 1, "b": 1, "c": 10}, {"a": 10, "b": 1, "c": 1}],
     )  # fmt: skip
     assert w.query_json.get("order", "auto") == "auto"
+    w.query_json["algorithm"] = algorithm  # nested loops keep no hash index: keys are counted anyway
     joiner = JoinerProcess(tmp_path, kafka_broker, redis_server, group=s.group, prefix=s.prefix)
     phase_one, phase_two = w.items[: PER_PHASE * 3], w.items[PER_PHASE * 3 : PER_PHASE * 6]
     closing = w.items[PER_PHASE * 6 :]  # far-future records: they move the watermark past the rest
@@ -93,4 +99,7 @@ def test_auto_order_follows_the_rates_and_keeps_every_result(
     assert rates[1]["a"] > 3 * rates[1]["c"], rates  # measured since the first plan, not since the start
     assert first.global_order != second.global_order, (first, second)
     assert second.plan_changes >= 1
+    # Distinct join keys are observed whatever the algorithm (20 keys; nested loops once showed 1).
+    for plan in (first, second):
+        assert all(st["distinct"] >= 10 for st in plan.statistics.values()), plan.statistics
     assert changes and all(n >= 1 for n in changes.values()), f"operators kept their plan: {changes}"

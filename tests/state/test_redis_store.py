@@ -176,5 +176,5 @@ def test_dropping_a_query_releases_its_references_only(redis_server: str) -> Non
 
 def test_keys_of_a_longer_name_are_not_the_shorter_ones() -> None:
     assert StateKeys.partition_of("p:", "q", StateKeys("p:", "q:rec", 1).meta) is None
-    assert StateKeys.partition_of("p:", "q", StateKeys("p:", "q", 1).hll(0, 5)) == 1
+    assert StateKeys.partition_of("p:", "q", StateKeys("p:", "q", 1).outbox("dead")) == 1
     assert StateKeys.partition_of("p:", "q:rec", StateKeys("p:", "q:rec", 1).records) == 1

@@ -15,6 +15,7 @@ from fastapi import FastAPI
 import streamjoin
 from streamjoin.api.config import ApiSettings, check_api_settings
 from streamjoin.api.errors import install_error_handlers
+from streamjoin.api.limits import RequestGuard
 from streamjoin.api.restore import RegistryGuard
 from streamjoin.api.routes import health_router, metrics_router, v1_router
 from streamjoin.backfill.jobs import BackfillJobs
@@ -43,7 +44,9 @@ def create_app(settings: ApiSettings) -> FastAPI:
                 _log.warning("the registry is not restored yet: requests get 503 until it is")
             app.state.store = store
             app.state.registry_guard = guard
-            app.state.backfill_jobs = BackfillJobs(settings.api_backfill_dir, env=settings.as_env())
+            app.state.backfill_jobs = BackfillJobs(
+                settings.api_backfill_dir, env=settings.as_env(), out_root=settings.api_backfill_out_dir
+            )
             try:
                 yield
             finally:
@@ -60,6 +63,8 @@ def create_app(settings: ApiSettings) -> FastAPI:
     # One TLS context for every Kafka client of the app; a bad CA or key file fails here, at start-up.
     app.state.kafka_options = aiokafka_options(settings)
     install_error_handlers(app)
+    # outermost: a write's token and body size are checked before anything reads the body
+    app.add_middleware(RequestGuard, settings=settings)
     app.include_router(v1_router)
     app.include_router(metrics_router)
     app.include_router(health_router)

@@ -2,9 +2,12 @@
 
 Spark hands `GroupRunner.run` the rows of one task as an iterator of pandas batches, sorted by
 (`grp`, `ts`, `input`, `partition`, `offset`); a task holds whole groups, one after the other. Each
-group (one partition number, or one time bucket of it; see `plan.py`) gets its own `MultiJoin`, fed
-in timestamp order exactly as the live joiner's engine for that partition is fed records that arrive
-in order: nothing is late, and the engine, the ids and the output records are the shared ones.
+group (one partition number, or one time bucket of it; see `plan.py`) gets its own operator, built
+by the same `OperatorFactory` as the joiner's and replay's and fed in timestamp order exactly as the
+live joiner's engine for that partition is fed records that arrive in order: nothing is late, and
+the engine, the ids and the output records are the shared ones. With `order: "auto"` an operator
+re-plans as replay does (every 2,048 records, from its own statistics) and each group starts with
+the task's latest plan; the order changes the work, never the results.
 
 Batches are streamed, never collected: a group's memory is its windows plus one batch, however long
 its time range. The records come sorted, so the feed itself drives the watermark: after each chunk
@@ -21,7 +24,8 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from streamjoin.backfill.plan import BackfillPlan
-from streamjoin.engine import MalformedRecord, MultiJoin, RecordReader, Result, ResultFormatter
+from streamjoin.engine import MalformedRecord, RecordReader, Result, ResultFormatter
+from streamjoin.operator import JoinOperator, OperatorFactory, QueryPlanner
 
 __all__ = [
     "FEED_COLUMNS",
@@ -84,6 +88,7 @@ class GroupRunner:
         self._names = self.query.stream_names
         self._reader = RecordReader(self.query)
         self._formatter = ResultFormatter(self.query)
+        self._factory = OperatorFactory(self.query)
         self.stats = StageStats()
         # The output record, byte for byte as the live joiner writes it: without `select`, each
         # component is spliced in as the raw bytes it arrived as (`ResultFormatter.splicer`, as the
@@ -91,24 +96,30 @@ class GroupRunner:
         self._splice = self.query.select is None
         self._spliced_record = self._formatter.splicer()  # reads `Entry.extra`, set on `add`
 
+    @property
+    def planner(self) -> QueryPlanner:
+        """Return the planner the task's operators share (with `order: "auto"` it re-plans)."""
+        return self._factory.planner
+
     def run(self, batches: Iterable[pd.DataFrame]) -> Iterator[list[ResultRow]]:
         """Join every group of `batches`; yield its owned results as rows, a few hundred at a time."""
-        engine: MultiJoin | None = None
+        operator: JoinOperator | None = None
         group = -1
         partition = 0
         previous: tuple[int, int, int] | None = None
         since_advance = 0
         names, piece_of = self._names, self._formatter.piece
+        horizon = self._reader.horizon  # far-future records are refused as in the joiner
         for batch in batches:
             columns = [
                 batch[name].tolist() for name in ("grp", "input", "partition", "offset", "kafka_ts", "value")
             ]
             for grp, index, part, offset, kafka_ts, value in zip(*columns, strict=True):
-                if grp != group or engine is None:
-                    if engine is not None:
-                        yield self._rows(group, partition, self._drain(engine, partition, final=True))
+                if grp != group or operator is None:
+                    if operator is not None:
+                        yield self._rows(group, partition, self._drain(operator, partition, final=True))
                     group, partition, previous, since_advance = grp, int(part), None, 0
-                    engine = self._new_engine(partition)
+                    operator = self._new_operator(partition)
                 identity = (index, part, offset)
                 if identity == previous:  # the same record archived twice: never join it twice
                     self.stats.duplicates += 1
@@ -118,22 +129,22 @@ class GroupRunner:
                 stream = names[index]
                 kts = None if kafka_ts is None or kafka_ts != kafka_ts else int(kafka_ts)  # None or NaN
                 try:
-                    ts, decoded = self._reader.decode(stream, value, kts)
+                    ts, decoded = self._reader.decode(stream, value, kts, horizon(operator.watermark))
                 except MalformedRecord as exc:
                     self._malformed(str(exc))
                     continue
                 position = int(offset)
                 piece = piece_of(index, partition, position, value, decoded) if self._splice else None
-                accepted = engine.add(
+                accepted = operator.add(
                     stream, decoded, ts=ts, partition=partition, offset=position, size=len(value), extra=piece
                 )
                 self.stats.late += not accepted
                 since_advance += 1
                 if since_advance >= _ADVANCE_EVERY:
                     since_advance = 0
-                    yield self._rows(group, partition, self._drain(engine, partition, final=False))
-        if engine is not None:
-            yield self._rows(group, partition, self._drain(engine, partition, final=True))
+                    yield self._rows(group, partition, self._drain(operator, partition, final=False))
+        if operator is not None:
+            yield self._rows(group, partition, self._drain(operator, partition, final=True))
 
     def frames(self, batches: Iterable[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         """Join every group of `batches`; yield the results as pandas frames of `RESULT_COLUMNS`."""
@@ -146,17 +157,17 @@ class GroupRunner:
         if pending:
             yield results_frame(pending)
 
-    def _new_engine(self, partition: int) -> MultiJoin:
+    def _new_operator(self, partition: int) -> JoinOperator:
         self.stats.groups += 1
-        engine = MultiJoin(self.query, partitions={s: [partition] for s in self._names})
+        operator = self._factory.build(partition)
         for stream in self._names:
-            engine.set_idle(stream, partition)
-        return engine
+            operator.engine.set_idle(stream, partition)
+        return operator
 
-    def _drain(self, engine: MultiJoin, partition: int, *, final: bool) -> list[Result]:
-        results = engine.finish() if final else engine.advance()
+    def _drain(self, operator: JoinOperator, partition: int, *, final: bool) -> list[Result]:
+        results = operator.finish() if final else operator.advance()
         for stream in self._names:
-            engine.set_idle(stream, partition)
+            operator.engine.set_idle(stream, partition)
         return results
 
     def _rows(self, group: int, partition: int, results: list[Result]) -> list[ResultRow]:

@@ -19,13 +19,13 @@ import logging
 import time
 from collections import deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from streamjoin.engine import JoinPlan, MultiJoin, ResultFormatter
 from streamjoin.joiner.batch import BatchBuilder
 from streamjoin.joiner.health import Health
 from streamjoin.joiner.kafka_io import highest_published
+from streamjoin.joiner.operator_config import OperatorConfig, OutputTopics
 from streamjoin.joiner.operator_stats import OperatorCounters
 from streamjoin.joiner.outbox import decode_record
 from streamjoin.joiner.publisher import Publisher, PublishError
@@ -39,7 +39,7 @@ from streamjoin.kafka import (
     start_consumer,
     start_offsets,
 )
-from streamjoin.query.model import QueryDef
+from streamjoin.operator import JoinOperator, OperatorFactory
 from streamjoin.state.base import (
     Checkpoint,
     CommitBatch,
@@ -56,52 +56,14 @@ _log = logging.getLogger(__name__)
 StatusCallback = Callable[[str, int, str], None]
 
 
-@dataclass(frozen=True, slots=True)
-class OperatorConfig:
-    """Tuning of every operator of a worker."""
-
-    max_batch: int = 5_000
-    poll_ms: int = 20
-    fetch_wait_ms: int = 10
-    idle_timeout_ms: int | None = None
-    """None: semantics.md's default, 10x the largest window read as ms (10 s for rows windows)."""
-    max_inflight: int = 32
-    backoff_initial_ms: int = 100
-    backoff_max_ms: int = 5_000
-    stop_timeout_ms: int = 5_000
-
-
-@dataclass(frozen=True, slots=True)
-class OutputTopics:
-    """Where an operator publishes: results and dead letters, with their partition counts."""
-
-    results: str
-    results_partitions: int
-    dead: str
-    dead_partitions: int
-    input_partitions: int
-
-    def partition(self, name: str, p: int) -> tuple[str, int]:
-        """Return (topic, partition) of outbox `name` for input partition `p`."""
-        if name == "results":
-            return self.results, p % self.results_partitions
-        return self.dead, p % self.dead_partitions
-
-    def exclusive(self, name: str) -> bool:
-        """Return True when input partition p alone publishes to outbox `name`'s partition: results
-        with at least as many output partitions as input partitions (dead letters are shared)."""
-        return name == "results" and self.results_partitions >= self.input_partitions
-
-
 class PartitionOperator:
     """Run `query` on `partition` until stopped; see the module docstring."""
 
     def __init__(
         self,
-        query: QueryDef,
+        factory: OperatorFactory,
         partition: int,
         *,
-        plan: JoinPlan | None,
         outputs: OutputTopics,
         kafka: KafkaClients,
         store: StateStore,
@@ -111,9 +73,10 @@ class PartitionOperator:
         config: OperatorConfig,
         on_status: StatusCallback,
     ) -> None:
+        query = factory.query
         self.query = query
         self.partition = partition
-        self.plan = plan
+        self._factory = factory
         self.outputs = outputs
         self._kafka = kafka
         self._store = store
@@ -122,10 +85,17 @@ class PartitionOperator:
         self._health = health
         self._config = config
         self._on_status = on_status
-        self._builder = BatchBuilder(query, partition, outputs.dead)
+        self._builder = BatchBuilder(
+            query,
+            partition,
+            outputs.dead,
+            max_future=config.max_future,
+            max_record_bytes=config.max_record_bytes,
+        )
         self._value_prefix = ResultFormatter(query).prefix
         self.stats = OperatorCounters(query)
-        self.engine: MultiJoin | None = None
+        self.operator: JoinOperator | None = None
+        """The query's operator on this partition, rebuilt by every attempt."""
         self.paused = False
         self._stopping = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -136,11 +106,15 @@ class PartitionOperator:
 
     # -- life cycle ---------------------------------------------------------------------------
 
+    @property
+    def engine(self) -> MultiJoin | None:
+        """Return the engine of the current attempt (None before the first)."""
+        return self.operator.engine if self.operator is not None else None
+
     def set_plan(self, plan: JoinPlan) -> None:
-        """Switch the join order between batches (and for every later attempt)."""
-        self.plan = plan
-        if self.engine is not None:
-            self.engine.set_plan(plan)
+        """Switch the join order between batches (later attempts start from the planner's plan)."""
+        if self.operator is not None:
+            self.operator.set_plan(plan)
 
     def start(self) -> None:
         """Start running in a task."""
@@ -149,6 +123,12 @@ class PartitionOperator:
     async def stop(self) -> None:
         """Finish the current batch, wait (bounded) for its records to be published, and stop."""
         self._stopping.set()
+        try:
+            await self._stop_task()
+        finally:  # a stopped operator (its query deleted, its partition moved) is no problem of ours
+            self._health.ok(self._component)
+
+    async def _stop_task(self) -> None:
         if self._task is None:
             return
         try:
@@ -203,13 +183,12 @@ class PartitionOperator:
             checkpoint.batch,
             len(checkpoint.entries),
         )
-        engine = MultiJoin(
-            self.query, self.plan, partitions={s: [p] for s in self.query.stream_names}, journal=True
-        )
+        operator = self._factory.build(p, journal=True)
+        engine = operator.engine
         if checkpoint.scalars is not None:
             engine.restore(checkpoint.entries, checkpoint.scalars)
         self._builder.reset(checkpoint.entries, checkpoint.raws)
-        self.engine = engine
+        self.operator = operator
         self.stats.restore(checkpoint.counters)
         consumer = new_consumer(
             self._kafka, client_id=f"{self._owner}-{q}-{p}", fetch_wait_ms=self._config.fetch_wait_ms
@@ -246,7 +225,7 @@ class PartitionOperator:
             consumer.assign(list(tps.values()))
             for topic, tp in tps.items():
                 consumer.seek(tp, offsets[topic])
-            await self._loop(consumer, engine, epoch, batch_no, offsets, trims, checkpoint.outboxes)
+            await self._loop(consumer, operator, epoch, batch_no, offsets, trims, checkpoint.outboxes)
         finally:
             await consumer.stop()
 
@@ -296,7 +275,7 @@ class PartitionOperator:
     async def _loop(
         self,
         consumer: Consumer,
-        engine: MultiJoin,
+        operator: JoinOperator,
         epoch: int,
         batch_no: int,
         offsets: dict[str, int],
@@ -319,11 +298,11 @@ class PartitionOperator:
                 continue
             data = await self._fetch(consumer, tp_list)
             now = time.monotonic()
-            idle_changed = self._update_idle(engine, data, last_arrival, idle, now)
+            idle_changed = self._update_idle(operator.engine, data, last_arrival, idle, now)
             if not data and not idle_changed and not trims:
                 continue
             built = self._builder.build(
-                engine,
+                operator,
                 data,
                 batch=batch_no + 1,
                 offsets=offsets,

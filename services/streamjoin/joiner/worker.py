@@ -23,14 +23,14 @@ from streamjoin.joiner.config import WorkerConfig
 from streamjoin.joiner.health import Health, serve_readiness
 from streamjoin.joiner.operator import OutputTopics, PartitionOperator
 from streamjoin.joiner.operator_stats import window_stats
-from streamjoin.joiner.planning import QueryPlanner
+from streamjoin.joiner.planning import QueryFactories
 from streamjoin.joiner.publisher import Publisher
 from streamjoin.joiner.registry_watch import QuerySpec, specs_from_snapshot
+from streamjoin.joiner.tasks import every, retry_until_stopped
 from streamjoin.joiner.topic_setup import ANCHOR_TOPIC, ensure_anchor_topic, ensure_output_topics
 from streamjoin.kafka import Consumer, ConsumerError, KafkaClients, new_consumer, partition_counts
 from streamjoin.registry import PartitionState, RegistryStore
 from streamjoin.settings import Settings
-from streamjoin.state.base import StateUnavailableError
 from streamjoin.state.redis import RedisStateStore
 
 __all__ = ["JoinerWorker"]
@@ -64,7 +64,7 @@ class JoinerWorker:
         self._assigned: set[tuple[str, int]] = set()
         self._ops: dict[OpKey, PartitionOperator] = {}
         self._op_fingerprint: dict[OpKey, str] = {}
-        self._planners: dict[str, QueryPlanner] = {}
+        self._factories = QueryFactories()
         self._version = 0
         self._lock = asyncio.Lock()
         self._started_at = time.time()
@@ -148,29 +148,10 @@ class JoinerWorker:
         _log.info("worker %s stopped", self.config.worker_id)
 
     async def _retry_until_stopped(self, component: str, call: Any) -> Any:
-        backoff = 0.1
-        while not self._stop.is_set():
-            try:
-                result = await call()
-                self.health.ok(component)
-                return result
-            except Exception as exc:
-                self.health.fail(component, f"{type(exc).__name__}: {exc}")
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._stop.wait(), backoff)
-                backoff = min(backoff * 2, 5.0)
-        return None
+        return await retry_until_stopped(self.health, self._stop, component, call)
 
     async def _every(self, interval_ms: int, job: Any) -> None:
-        while True:
-            try:
-                await job()
-                self.health.ok(job.__name__)
-            except (StateUnavailableError, ConnectionError, OSError, TimeoutError) as exc:
-                self.health.fail(job.__name__, f"{type(exc).__name__}: {exc}")
-            except Exception:
-                _log.exception("%s failed", job.__name__)
-            await asyncio.sleep(interval_ms / 1000)
+        await every(self.health, interval_ms, job)
 
     # -- registry -----------------------------------------------------------------------------
 
@@ -201,7 +182,7 @@ class JoinerWorker:
             for name in set(old) - set(specs):
                 await self._stop_ops([k for k in self._ops if k[0] == name])
                 self._outputs.pop(name, None)
-                self._planners.pop(name, None)
+                self._factories.drop(name)
                 dropped = await self._store.drop_query(name)
                 _log.info("query %s deleted: dropped %d state keys", name, dropped)
             for name, spec in specs.items():
@@ -296,11 +277,9 @@ class JoinerWorker:
 
     def _start_op(self, key: OpKey, spec: QuerySpec) -> None:
         assert self._publisher is not None
-        planner = self._planners.setdefault(spec.name, QueryPlanner(spec.query))
         op = PartitionOperator(
-            spec.query,
+            self._factories.factory(spec.query),
             key[1],
-            plan=planner.plan,
             outputs=self._outputs[spec.name],
             kafka=self._kafka,
             store=self._store,
@@ -398,21 +377,7 @@ class JoinerWorker:
             await self._registry.write_stats(q, p, op.stats.snapshot(op.engine), windows)
 
     async def _replan(self) -> None:
-        for name, planner in list(self._planners.items()):
-            ops = [op for (q, _), op in self._ops.items() if q == name and op.engine is not None]
-            request = await self._registry.pending_replan(name)
-            plan = planner.maybe_replan(
-                [op.engine for op in ops if op.engine is not None], force=request is not None
-            )
-            if plan is not None:
-                for op in ops:
-                    op.set_plan(plan)
-                await self._registry.write_plan(name, plan, statistics=planner.statistics())
-            elif planner.unpublished or request is not None:  # a request shows what it was judged on
-                await self._registry.write_plan(name, planner.plan, statistics=planner.statistics())
-            planner.unpublished = False
-            if request is not None:
-                await self._registry.clear_replan(name, request)
+        await self._factories.replan(self._registry, [(q, op) for (q, _), op in self._ops.items()])
 
 
 def _state(state: str) -> PartitionState:

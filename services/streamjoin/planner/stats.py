@@ -101,6 +101,9 @@ class ExponentialRate:
 
     def observe(self, ts: float, count: float = 1.0) -> None:
         """Count `count` records arriving at event time `ts`."""
+        if ts == self._last:  # records sharing a timestamp (common): no decay between them
+            self._count += count
+            return
         if self._last is None or self._first is None:
             self._first = self._last = ts
             self._count = self._first_count = count

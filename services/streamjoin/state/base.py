@@ -103,9 +103,6 @@ class CommitBatch:
     outbox: Mapping[str, Sequence[bytes]] = field(default_factory=dict)
     counters: Mapping[str, int] = field(default_factory=dict)
     """Increments of the operator's counters."""
-    keys: Mapping[int, Sequence[str]] = field(default_factory=dict)
-    """Join-key values seen per input, added to that window's HyperLogLog."""
-    hll_slice: int = 0
     trims: Sequence[Trim] = ()
     output_start: Mapping[str, int] = field(default_factory=dict)
     topics: Sequence[str] = ()

@@ -1,15 +1,14 @@
 """`RedisStateStore`: the operator state of docs/exactly-once.md in Redis, one round trip per batch.
 
 Layout per (query, partition), every key hash-tagged by partition (see `keys.py`): `meta` (epoch,
-owner, batch number, next offset per input topic, engine scalars, outbox sequence numbers,
-counters, the inputs' topics), `rec` (the window and reorder-buffer entries, `input:offset` ->
-entry header), `seq` (release numbers of entries released after their batch), `outbox:results` and
-`outbox:dead` (committed, unpublished output records), `hll:{input}:{slice}` (HyperLogLogs of
-join-key values). Per (topic, partition), shared by every query reading the topic: `table:{topic}`
-(offset -> record bytes) and `table:{topic}:counts` (offset -> entries holding it, for records held
-more than once), so a record is stored once however many queries hold it, for as long as the
-longest-holding one does (the largest window asking for it). Per partition: `epochs`, the counter
-owner epochs are drawn from.
+owner, batch number, next offset per input topic, engine scalars, outbox sequence numbers, counters,
+the inputs' topics), `rec` (the window and reorder-buffer entries, `input:offset` -> entry header),
+`seq` (release numbers of entries released after their batch), `outbox:results` and `outbox:dead`
+(committed, unpublished output records). Per (topic, partition), shared by every query reading the
+topic: `table:{topic}` (offset -> record bytes) and `table:{topic}:counts` (offset -> entries
+holding it, for records held more than once), so a record is stored once however many queries hold
+it, for as long as the longest-holding one does (the largest window asking for it). Per partition:
+`epochs`, the counter owner epochs are drawn from.
 """
 
 from __future__ import annotations
@@ -56,7 +55,6 @@ class RedisStateStore:
         *,
         prefix: str = "streamjoin:",
         timeout_ms: int = 5_000,
-        hll_ttl_ms: int = 600_000,
         connection: Mapping[str, Any] | None = None,
     ) -> None:
         """Create the client (nothing connects before the first command).
@@ -65,7 +63,6 @@ class RedisStateStore:
             url: the Redis URL (`STREAMJOIN_REDIS_URL`).
             prefix: key prefix, shared with the registry.
             timeout_ms: socket timeout of every command.
-            hll_ttl_ms: how long a HyperLogLog slice lives after its last update.
             connection: more keyword arguments of `Redis.from_url`, e.g. the TLS options of
                 `streamjoin.client_security.redis_options`.
         """
@@ -76,7 +73,6 @@ class RedisStateStore:
             **(connection or {}),
         )
         self.prefix = prefix
-        self._hll_ttl_ms = hll_ttl_ms
         self._claim = self._redis.register_script(CLAIM)
         self._commit = self._redis.register_script(COMMIT)
         self._trim = self._redis.register_script(TRIM)
@@ -207,12 +203,6 @@ class RedisStateStore:
         results = list(batch.outbox.get("results", ()))
         dead = list(batch.outbox.get("dead", ()))
         trim_args = _trim_args(batch.trims)
-        hll_keys: list[str] = []
-        hll_args: list[Any] = []
-        for index, values in batch.keys.items():
-            if values:
-                hll_keys.append(k.hll(index, batch.hll_slice))
-                hll_args += (self._hll_ttl_ms, len(values), *values)
         sections = [
             rec_args,
             seq_args,
@@ -222,18 +212,16 @@ class RedisStateStore:
             results,
             dead,
             trim_args,
-            hll_args,
             [[t + 1, add_offsets[t], add_pairs[t]] for t in range(len(tables)) if add_offsets[t]],
             [[t + 1, releases[t]] for t in range(len(tables)) if releases[t]],
         ]
-        args: list[Any] = [epoch, batch.batch, msgpack.packb(sections, use_bin_type=False), len(tables)]
+        args: list[Any] = [epoch, batch.batch, msgpack.packb(sections, use_bin_type=False)]
         keys = [
             k.meta,
             k.records,
             k.seqs,
             *(k.outbox(n) for n in OUTBOXES),
             *_table_keys(k, tables),
-            *hll_keys,
         ]
         await _guard(lambda: self._commit(keys=keys, args=args))
 
@@ -244,21 +232,6 @@ class RedisStateStore:
         k = self.keys(query, partition)
         keys = [k.meta, k.records, k.seqs, *(k.outbox(n) for n in OUTBOXES)]
         await _guard(lambda: self._trim(keys=keys, args=[epoch, *_trim_args(trims)]))
-
-    async def distinct_keys(
-        self, query: str, partition: int, slices: Mapping[int, Sequence[int]]
-    ) -> dict[int, int]:
-        """Return the HyperLogLog estimate of distinct join keys per input over the given slices."""
-        k = self.keys(query, partition)
-
-        async def run() -> list[Any]:
-            async with self._redis.pipeline(transaction=False) as pipe:
-                for index, numbers in slices.items():
-                    pipe.pfcount(*(k.hll(index, n) for n in numbers))
-                return await pipe.execute()
-
-        counts = await _guard(run)
-        return {index: int(c) for index, c in zip(slices, counts, strict=True)}
 
     async def used_memory(self) -> int:
         """Return Redis' `used_memory` in bytes."""

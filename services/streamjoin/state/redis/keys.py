@@ -13,7 +13,7 @@ Redis Cluster (a batch commits a query's delta and its share of the tables toget
 ('streamjoin:{3}:table:clicks', 'streamjoin:{3}:table:clicks:counts')
 >>> print(StateKeys.query_pattern("streamjoin:", "fl*ws"))
 streamjoin:{*}:state:fl\\*ws:*
->>> StateKeys.partition_of("streamjoin:", "flows", "streamjoin:{3}:state:flows:hll:0:12")
+>>> StateKeys.partition_of("streamjoin:", "flows", "streamjoin:{3}:state:flows:outbox:dead")
 3
 >>> StateKeys.partition_of("streamjoin:", "flows", "streamjoin:{3}:state:flows:x:meta") is None
 True
@@ -29,7 +29,7 @@ __all__ = ["StateKeys"]
 _GLOB_SPECIAL = re.compile(r"([*?\[\]\\])")
 # What follows `state:<query>:` in a key of that query; nothing else, so that the keys of a query
 # whose name extends another's ("flows:x") never pass for the shorter one's.
-_SUFFIX = re.compile(r"(?:meta|rec|seq|outbox:(?:results|dead)|hll:\d+:\d+)")
+_SUFFIX = re.compile(r"(?:meta|rec|seq|outbox:(?:results|dead))")
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,10 +63,6 @@ class StateKeys:
     def outbox(self, name: str) -> str:
         """Return the list of committed, not yet trimmed output records of outbox `name`."""
         return self._base + f"outbox:{name}"
-
-    def hll(self, input_index: int, slice_number: int) -> str:
-        """Return the HyperLogLog of join-key values of one input over one slice of time."""
-        return self._base + f"hll:{input_index}:{slice_number}"
 
     @property
     def epochs(self) -> str:

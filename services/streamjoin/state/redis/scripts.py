@@ -144,12 +144,12 @@ local function trim(name, seq, off)
 end
 """
 
-# KEYS: meta, rec, seq, outbox:results, outbox:dead, (records, counts) of each topic's table, hll keys...
-# ARGV: epoch, batch, one MessagePack array of eleven arrays, and the number of topics. The arrays:
+# KEYS: meta, rec, seq, outbox:results, outbox:dead, (records, counts) of each topic's table.
+# ARGV: epoch, batch, and one MessagePack array of ten arrays:
 #       rec field/header pairs, seq pairs, deleted fields, meta pairs, counter increments (pairs),
-#       results, dead letters, trim triples, hll groups (ttl, count, values...), table additions
-#       and table releases (grouped by topic, see `_TABLES`). One packed argument instead of
-#       thousands: redis-py's per-argument encoding cost more than the whole script.
+#       results, dead letters, trim triples, table additions and table releases (grouped by
+#       topic, see `_TABLES`). One packed argument instead of thousands: redis-py's
+#       per-argument encoding cost more than the whole script.
 COMMIT = (
     _COMMON
     + _TABLES
@@ -178,26 +178,8 @@ if #d[7] > 0 then
 end
 local t = d[8]
 for j = 1, #t, 3 do trim(t[j], tonumber(t[j + 1]), t[j + 2]) end
-for _, g in ipairs(d[10]) do table_add(g[1], g[2], g[3]) end
-for _, g in ipairs(d[11]) do table_release(g[1], g[2]) end
-local h = d[9]
-local i = 1
-local k = 6 + 2 * tonumber(ARGV[4])
-while i <= #h do
-  local ttl = h[i]
-  local c = h[i + 1]
-  if c > 0 then
-    local s = i + 2
-    while s < i + 2 + c do
-      local e = math.min(s + 3999, i + 1 + c)
-      redis.call('PFADD', KEYS[k], unpack(h, s, e))
-      s = e + 1
-    end
-    redis.call('PEXPIRE', KEYS[k], ttl)
-  end
-  i = i + 2 + c
-  k = k + 1
-end
+for _, g in ipairs(d[9]) do table_add(g[1], g[2], g[3]) end
+for _, g in ipairs(d[10]) do table_release(g[1], g[2]) end
 redis.call('HSET', meta, 'batch', batch)
 return 1
 """
@@ -214,8 +196,8 @@ return 1
 
 # KEYS: meta, rec, seq, outbox:results, outbox:dead, (records, counts) of each topic's table;
 # ARGV: the topic number (1-based) of each input, in input order. Releases every table reference of
-# the query's entries on this partition and deletes its operator keys (HyperLogLogs are the
-# caller's); fences any later commit of a zombie owner (its epoch is gone with `meta`).
+# the query's entries on this partition and deletes its operator keys; fences any later commit of a
+# zombie owner (its epoch is gone with `meta`).
 DROP = (
     _TABLES
     + """

@@ -1,0 +1,51 @@
+"""The settings of a worker's operators and where each publishes (`OperatorConfig`, `OutputTopics`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from streamjoin.engine.ingest import DEFAULT_MAX_FUTURE
+from streamjoin.joiner.batch import DEFAULT_MAX_RECORD_BYTES
+
+__all__ = ["OperatorConfig", "OutputTopics"]
+
+
+@dataclass(frozen=True, slots=True)
+class OperatorConfig:
+    """Tuning of every operator of a worker."""
+
+    max_batch: int = 5_000
+    poll_ms: int = 20
+    fetch_wait_ms: int = 10
+    idle_timeout_ms: int | None = None
+    """None: the default of docs/queries.md, 10x the largest window read as ms (10 s for rows windows)."""
+    max_inflight: int = 32
+    backoff_initial_ms: int = 100
+    backoff_max_ms: int = 5_000
+    stop_timeout_ms: int = 5_000
+    max_future: float | None = DEFAULT_MAX_FUTURE
+    """How far ahead of the watermark a record may be (query's unit); None: no bound."""
+    max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
+    """The largest result or dead letter published; larger ones become references (batch.py)."""
+
+
+@dataclass(frozen=True, slots=True)
+class OutputTopics:
+    """Where an operator publishes: results and dead letters, with their partition counts."""
+
+    results: str
+    results_partitions: int
+    dead: str
+    dead_partitions: int
+    input_partitions: int
+
+    def partition(self, name: str, p: int) -> tuple[str, int]:
+        """Return (topic, partition) of outbox `name` for input partition `p`."""
+        if name == "results":
+            return self.results, p % self.results_partitions
+        return self.dead, p % self.dead_partitions
+
+    def exclusive(self, name: str) -> bool:
+        """Return True when input partition p alone publishes to outbox `name`'s partition: results
+        with at least as many output partitions as input partitions (dead letters are shared)."""
+        return name == "results" and self.results_partitions >= self.input_partitions
