@@ -219,7 +219,10 @@ async def test_the_kafka_log_keeps_order_tombstones_and_prefixes(
         assert fold(other, entries).streams == {"a": '{"other":1}'}
     finally:
         log.close()
-    assert await KafkaRegistryLog(KafkaClients(kafka_broker), f"missing-{uuid.uuid4().hex}").read() == []
+    missing = f"missing-{uuid.uuid4().hex}"
+    assert await KafkaRegistryLog(KafkaClients(kafka_broker), missing).read() == []
+    with pytest.raises(LookupError, match="does not exist"):
+        await KafkaRegistryLog(KafkaClients(kafka_broker), missing, require_topic=True).read()
 
 
 async def test_persistence_names_the_setting(redis_server: str, tmp_path: Any) -> None:

@@ -35,7 +35,10 @@ def create_app(settings: ApiSettings) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if settings.api_token is None:
             _log.warning("no STREAMJOIN_API_TOKEN: writes are open (development mode only)")
-        log = KafkaRegistryLog.from_settings(settings, settings.api_registry_topic)
+        # production: the topic job created the log's topic; a missing one is a misconfiguration
+        log = KafkaRegistryLog.from_settings(
+            settings, settings.api_registry_topic, require_topic=settings.production
+        )
         async with RegistryStore.from_settings(
             settings, prefix=settings.api_registry_prefix, log=log
         ) as store:

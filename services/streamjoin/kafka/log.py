@@ -94,10 +94,10 @@ class KeyedLog:
             reason = errors[0] if errors else f"{left} record(s) unacknowledged after {self._timeout_ms} ms"
             raise LogAppendError(f"appending to {self.topic!r} failed: {reason}")
 
-    async def read_all(self) -> list[LogRecord]:
+    async def read_all(self, *, missing_ok: bool = True) -> list[LogRecord]:
         """Return every retained record of every partition, in offset order per partition.
 
-        A topic that does not exist reads as empty.
+        A topic that does not exist reads as empty, or raises `LookupError` unless `missing_ok`.
         """
         consumer = reader(self.kafka.bootstrap, options=self.kafka.aiokafka, client_id="streamjoin-log")
         try:
@@ -105,6 +105,8 @@ class KeyedLog:
             await consumer.topics()
             parts = consumer.partitions_for_topic(self.topic)
             if not parts:
+                if not missing_ok:
+                    raise LookupError(f"the topic {self.topic!r} does not exist")
                 return []
             tps = [TopicPartition(self.topic, p) for p in sorted(parts)]
             ends = await end_offsets(consumer, tps, timeout_ms=self._timeout_ms)

@@ -24,16 +24,25 @@ class KafkaRegistryLog:
     """The registry log on a compacted topic (`topics/topics.json`: `streamjoin.registry`)."""
 
     def __init__(
-        self, kafka: KafkaClients, topic: str = DEFAULT_REGISTRY_TOPIC, *, timeout_ms: int = 10_000
+        self,
+        kafka: KafkaClients,
+        topic: str = DEFAULT_REGISTRY_TOPIC,
+        *,
+        timeout_ms: int = 10_000,
+        require_topic: bool = False,
     ) -> None:
-        """Append to and read `topic` on the brokers of `kafka`."""
+        """Append to and read `topic` on the brokers of `kafka`; `require_topic`: a missing topic is an
+        error (`LookupError`), not an empty log (a misnamed topic must not restore an empty registry)."""
         self.topic = topic
         self._log = KeyedLog(kafka, topic, timeout_ms=timeout_ms)
+        self._require = require_topic
 
     @classmethod
-    def from_settings(cls, settings: Settings, topic: str = DEFAULT_REGISTRY_TOPIC) -> KafkaRegistryLog:
+    def from_settings(
+        cls, settings: Settings, topic: str = DEFAULT_REGISTRY_TOPIC, *, require_topic: bool = False
+    ) -> KafkaRegistryLog:
         """Return the log on the brokers of `settings` (with their TLS and SASL options)."""
-        return cls(KafkaClients.from_settings(settings), topic)
+        return cls(KafkaClients.from_settings(settings), topic, require_topic=require_topic)
 
     async def append(self, entries: Sequence[LogEntry]) -> None:
         """Write `entries` in order; return once every in-sync replica has them.
@@ -59,7 +68,7 @@ class KafkaRegistryLog:
                 r.value.decode() if r.value is not None else None,
                 int(r.headers.get(VERSION_HEADER, 0)),
             )
-            for r in await self._log.read_all()
+            for r in await self._log.read_all(missing_ok=not self._require)
         ]
 
     def close(self) -> None:
