@@ -3,6 +3,7 @@ registry is refused (never read as "no queries") until `restore` has rebuilt it 
 
 from __future__ import annotations
 
+import asyncio
 import random
 import uuid
 from collections.abc import AsyncIterator, Sequence
@@ -240,3 +241,32 @@ async def test_persistence_names_the_setting(redis_server: str, tmp_path: Any) -
             assert await store.persistence() == "rdb"
     finally:
         server.stop()
+
+
+async def test_concurrent_writers_leave_the_log_equal_to_redis(redis_server: str) -> None:
+    """Two control planes racing on one query: the log's last record of each key is what Redis holds."""
+    prefix = f"test-{uuid.uuid4().hex[:10]}:streamjoin:"
+    log = MemoryRegistryLog()
+    async with (
+        RegistryStore(redis_server, prefix=prefix, log=log) as one,
+        RegistryStore(redis_server, prefix=prefix, log=log) as two,
+    ):
+        await one.restore()
+        a, b = StreamRecord("a", "t.a", "ts"), StreamRecord("b", "t.b", "ts")
+        await one.create_stream(a)
+        await two.create_stream(b)
+        await one.create_query(_query("q", "a", "b"), streams=[a, b])
+
+        async def writes(store: RegistryStore, every: int) -> None:
+            for i in range(15):
+                await store.set_controls("q", {"expiration": {"mode": "lazy", "every": every + i}})
+                await store.set_controls("q", {"paused": i % 2 == 0})
+
+        await asyncio.gather(writes(one, 100), writes(two, 200))
+        before = await one.snapshot()
+        state = fold(prefix, log.entries)
+        assert state.version == before.version
+        assert [e.version for e in log.entries] == sorted(e.version for e in log.entries)
+        await _lose_everything(one)
+        await two.restore()
+        assert (await one.snapshot()).queries == before.queries
