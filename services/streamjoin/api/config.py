@@ -36,6 +36,16 @@ class ApiSettings(Settings):
     api_registry_prefix: str = Field(
         default="streamjoin:", description="Key prefix of the registry in Redis (tests isolate with it)."
     )
+    api_registry_topic: str = Field(
+        default="streamjoin.registry",
+        description="The registry's durable log: a compacted topic written before Redis (docs/registry.md).",
+    )
+    api_registry_restore_wait_ms: int = Field(
+        default=30_000, gt=0, description="How long start-up waits for the registry's restore before serving."
+    )
+    api_registry_check_ms: int = Field(
+        default=500, gt=0, description="How often the registry's epoch is checked (a Redis restarted empty)."
+    )
     api_results_timeout_ms: int = Field(
         default=30_000, gt=0, description="Default time a results request streams before it ends."
     )

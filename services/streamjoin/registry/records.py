@@ -189,3 +189,7 @@ class RegistrySnapshot:
     queries: Mapping[str, QueryRecord]
     problems: Mapping[str, str] = field(default_factory=dict)
     """Stored queries that could not be read back, by name, with the reason (never expected)."""
+    epoch: str | None = None
+    """The registry's epoch (`streamjoin:epoch`); None when Redis holds no registry: never written,
+    or lost (restarted empty). A reader must not take an epoch-less empty snapshot for "no queries"
+    when the registry has a log; a new epoch means Redis was replaced (docs/registry.md)."""
