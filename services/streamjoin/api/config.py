@@ -18,9 +18,16 @@ from typing import Any
 
 from pydantic import Field
 
+from streamjoin.api.services.limits import RegistrationLimits
 from streamjoin.settings import Settings
 
-__all__ = ["ApiSettings", "ConfigurationError", "check_api_settings", "load_api_settings"]
+__all__ = [
+    "ApiSettings",
+    "ConfigurationError",
+    "check_api_settings",
+    "load_api_settings",
+    "registration_limits",
+]
 
 
 class ConfigurationError(RuntimeError):
@@ -45,6 +52,17 @@ class ApiSettings(Settings):
     api_results_max_limit: int = Field(default=100_000, gt=0, description="Most results one request returns.")
     api_ready_timeout_ms: int = Field(default=3_000, gt=0, description="Time each readiness check may take.")
     api_log_level: str = Field(default="info", description="Log level of the control plane.")
+    api_max_query_inputs: int = Field(default=16, gt=1, description="Most inputs one query may join.")
+    api_max_queries: int = Field(default=100, gt=0, description="Most queries the deployment may hold.")
+    api_state_budget_bytes: int = Field(
+        default=1 << 30, gt=0, description="Largest estimated window state a query may register with."
+    )
+    api_default_stream_rate: float = Field(
+        default=100.0, gt=0, description="Records per second assumed for a stream registered without one."
+    )
+    api_default_record_bytes: int = Field(
+        default=1024, gt=0, description="Record size assumed for a stream registered without one."
+    )
     api_backfill_dir: str = Field(
         default="./backfill-jobs", description="Where back-fill jobs keep their query, status and log."
     )
@@ -53,6 +71,17 @@ class ApiSettings(Settings):
 def load_api_settings(**flags: Any) -> ApiSettings:
     """Build the API settings; `flags` whose value is not None win over the environment and defaults."""
     return ApiSettings(**{name: value for name, value in flags.items() if value is not None})
+
+
+def registration_limits(settings: ApiSettings) -> RegistrationLimits:
+    """Return the limits registrations are checked against."""
+    return RegistrationLimits(
+        max_query_inputs=settings.api_max_query_inputs,
+        max_queries=settings.api_max_queries,
+        state_budget_bytes=settings.api_state_budget_bytes,
+        default_stream_rate=settings.api_default_stream_rate,
+        default_record_bytes=settings.api_default_record_bytes,
+    )
 
 
 def check_api_settings(settings: ApiSettings) -> None:

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import Depends, Request
 
-from streamjoin.api.config import ApiSettings
+from streamjoin.api.config import ApiSettings, registration_limits
 from streamjoin.api.services import (
     ControlService,
     HealthService,
@@ -61,9 +61,9 @@ def get_stream_service(store: StoreDep) -> StreamService:
     return StreamService(store)
 
 
-def get_query_service(store: StoreDep) -> QueryService:
-    """Return the query service."""
-    return QueryService(store)
+def get_query_service(store: StoreDep, settings: SettingsDep) -> QueryService:
+    """Return the query service, checking registrations against the settings' limits."""
+    return QueryService(store, registration_limits(settings))
 
 
 def get_plan_service(store: StoreDep) -> PlanService:
