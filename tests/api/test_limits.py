@@ -3,6 +3,7 @@ naming the limit; nothing is written)."""
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from .conftest import StartApi
@@ -13,14 +14,16 @@ def _query(name: str, streams: list[str], range_ms: int = 1_000) -> dict[str, An
     return {
         "name": name,
         "inputs": [{"stream": s, "window": {"range": range_ms}} for s in streams],
-        "where": [[f"{a}.k", "=", f"{b}.k"] for a, b in zip(streams, streams[1:], strict=False)],
+        "where": [[f"{a}.k", "=", f"{b}.k"] for a, b in itertools.pairwise(streams)],
         "output": {"topic": f"{name}.out"},
     }
 
 
 def _register_streams(api: ApiServer, names: list[str], **extra: Any) -> None:
     for s in names:
-        response = api.client.post("/v1/streams", json={"name": s, "topic": f"t.{s}", "timestamp": "ts", **extra})
+        response = api.client.post(
+            "/v1/streams", json={"name": s, "topic": f"t.{s}", "timestamp": "ts", **extra}
+        )
         assert response.status_code == 201, response.text
 
 
@@ -67,7 +70,9 @@ def test_a_state_estimate_over_the_budget_is_refused(start_api: StartApi) -> Non
         assert "1.2e+08 bytes" in error["detail"] and "STREAMJOIN_API_STATE_BUDGET_BYTES" in error["detail"]
         assert api.client.get("/v1/queries").json() == []
         # 30 s windows: 60 MB in all, within the budget
-        assert api.client.post("/v1/queries", json=_query("ok", ["a", "b"], range_ms=30_000)).status_code == 201
+        assert (
+            api.client.post("/v1/queries", json=_query("ok", ["a", "b"], range_ms=30_000)).status_code == 201
+        )
 
 
 def test_streams_without_expectations_use_the_defaults(start_api: StartApi) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 from typing import Any
 
@@ -24,7 +25,7 @@ def _query() -> Any:
             "inputs": [
                 {"stream": s, "topic": f"t.{s}", "timestamp": "ts", "window": {"range": 100}} for s in names
             ],
-            "where": [[f"{a}.k", "=", f"{b}.k"] for a, b in zip(names, names[1:], strict=False)],
+            "where": [[f"{a}.k", "=", f"{b}.k"] for a, b in itertools.pairwise(names)],
             "algorithm": "nlj",
             "output": {"topic": "out"},
         }

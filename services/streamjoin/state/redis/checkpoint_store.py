@@ -233,6 +233,13 @@ class RedisStateStore:
         keys = [k.meta, k.records, k.seqs, *(k.outbox(n) for n in OUTBOXES)]
         await _guard(lambda: self._trim(keys=keys, args=[epoch, *_trim_args(trims)]))
 
+    async def check_owner(self, query: str, partition: int, epoch: int) -> None:
+        """Raise `FencedError` unless `epoch` is still the owner's: one `HGET` of the meta hash."""
+        k = self.keys(query, partition)
+        held = await _guard(lambda: self._redis.hget(k.meta, "epoch"))
+        if held is None or int(held) != epoch:
+            raise FencedError(f"owner epoch is {held!r}, not {epoch}: not publishing")
+
     async def used_memory(self) -> int:
         """Return Redis' `used_memory` in bytes."""
         info = await _guard(lambda: self._redis.info("memory"))
