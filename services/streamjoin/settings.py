@@ -73,6 +73,12 @@ class Settings(BaseSettings):
     kafka_tls_key_file: FilePath | None = Field(
         default=None, description="PEM private key (unencrypted PKCS#8) of the client certificate."
     )
+    redis_max_connections: int = Field(
+        default=256,
+        gt=0,
+        le=10_000,
+        description="Connections a worker's state store may open to Redis; more commands wait for one.",
+    )
     redis_tls_ca_file: FilePath | None = Field(
         default=None, description="PEM file of the CA that signed Redis's certificate (`rediss://` only)."
     )
