@@ -7,11 +7,13 @@ and the records alone drive the watermark; the end of the file releases everythi
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
 from streamjoin.engine import MalformedRecord, RecordReader, ResultFormatter
+from streamjoin.engine.ingest import loads_record
 from streamjoin.operator import JoinOperator, OperatorFactory
 from streamjoin.query import QueryDef, QueryError, parse_query
 
@@ -39,18 +41,22 @@ def load_query(path: Path) -> QueryDef:
 
 
 def read_events(
-    query: QueryDef, lines: Iterable[str]
+    query: QueryDef, lines: Iterable[str], watermark: Callable[[], float] | None = None
 ) -> Iterator[tuple[int, str, float, dict[str, Any], int]]:
-    """Yield (line number, stream, timestamp, record, size) for each events line, validated."""
+    """Yield (line number, stream, timestamp, record, size) for each events line, validated.
+
+    `watermark` returns the watermark as it stands: a record further ahead of it than the reader's
+    `max_future` is malformed, as in the joiner.
+    """
     reader = RecordReader(query)
     streams = set(query.stream_names)
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            event = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ReplayError(f"line {number}: not JSON: {exc}") from None
+            event = loads_record(line)
+        except MalformedRecord as exc:
+            raise ReplayError(f"line {number}: {exc}") from None
         if not isinstance(event, dict) or "stream" not in event or "record" not in event:
             raise ReplayError(f'line {number}: expected {{"stream": ..., "record": {{...}}}}')
         stream = event["stream"]
@@ -58,7 +64,8 @@ def read_events(
             raise ReplayError(f"line {number}: unknown stream {stream!r}; the query reads {sorted(streams)}")
         kafka_ts = event.get("timestamp")
         try:
-            ts, record = reader.read(stream, event["record"], kafka_ts)
+            horizon = reader.horizon(watermark()) if watermark is not None else math.inf
+            ts, record = reader.read(stream, event["record"], kafka_ts, horizon)
         except MalformedRecord as exc:
             raise ReplayError(f"line {number}: malformed record of {stream!r}: {exc}") from None
         yield number, stream, ts, record, len(line)
@@ -82,7 +89,8 @@ def replay(
             out.write(json.dumps(formatter.value(result), separators=(",", ":")))
             out.write("\n")
 
-    for number, stream, ts, record, size in read_events(query, lines):
+    engine = operator.engine
+    for number, stream, ts, record, size in read_events(query, lines, lambda: engine.watermark):
         offset = offsets[stream]
         offsets[stream] = offset + 1
         operator.add(stream, record, ts=ts, offset=offset, size=size)

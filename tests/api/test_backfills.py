@@ -47,7 +47,9 @@ def test_refusals_name_the_problem(api: ApiServer) -> None:
 def test_a_backfill_started_over_rest_runs_to_the_end(start_api: StartApi, tmp_path: Path) -> None:
     archive = tmp_path / "archive"
     archive.mkdir()
-    with start_api(archive_url=str(archive), api_backfill_dir=str(tmp_path / "jobs")) as api:
+    with start_api(
+        archive_url=str(archive), api_backfill_dir=str(tmp_path / "jobs"), api_backfill_out_dir=str(tmp_path)
+    ) as api:
         _register(api)
         started = api.client.post(
             "/v1/queries/pairs/backfills", json={"from": 0, "to": 1000, "out": str(tmp_path / "out")}

@@ -9,6 +9,7 @@ health checks, and a start order that works from nothing.
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 import tomllib
 from importlib import metadata
@@ -18,6 +19,7 @@ import jsonschema
 import pytest
 import yaml
 
+from .alert_rules import RULES_FILE
 from .commands import PRODUCT_IMAGE, check_cli, compose_argv
 from .dashboards import REPO_ROOT
 
@@ -121,7 +123,8 @@ def test_configuration_is_only_the_streamjoin_contract(compose: dict[str, Any]) 
         env = compose["services"][name]["environment"]
         assert all(key.startswith("STREAMJOIN_") for key in env), (name, env)
         assert env["STREAMJOIN_KAFKA_BOOTSTRAP"] == "kafka:9092"
-        assert env["STREAMJOIN_REDIS_URL"].startswith("redis://redis:6379/")
+        # the URL carries the (required) password from the environment: compare it interpolated
+        assert interpolate(env["STREAMJOIN_REDIS_URL"], SECRETS).startswith("redis://:pw@redis:6379/")
         assert "STREAMJOIN_API_TOKEN" in env
 
 
@@ -205,6 +208,19 @@ def test_grafana_and_prometheus_mount_the_files_of_deploy(compose: dict[str, Any
     assert (REPO_ROOT / mounts[directory] / file).is_file(), home
 
 
+def test_prometheus_loads_the_alert_rules(compose: dict[str, Any]) -> None:
+    """prometheus.yml's `rule_files`, resolved in the container, reach the mounted rules of deploy/."""
+    prometheus = compose["services"]["prometheus"]
+    mounts = {t: s for s, t in (v.split(":")[:2] for v in prometheus["volumes"] if v.startswith("./"))}
+    config_path = next(a for a in prometheus["command"] if a.startswith("--config.file=")).split("=", 1)[1]
+    config = yaml.safe_load((REPO_ROOT / mounts[config_path]).read_text())
+    loaded = set()
+    for pattern in config["rule_files"]:
+        directory, _, glob = posixpath.join(posixpath.dirname(config_path), pattern).rpartition("/")
+        loaded |= {p.resolve() for p in (REPO_ROOT / mounts[directory]).glob(glob)}
+    assert loaded == {RULES_FILE.resolve()}
+
+
 def test_dockerfile_pins_its_base_image_and_copies_what_exists() -> None:
     text = (REPO_ROOT / "Dockerfile").read_text()
     bases = re.findall(r"^ARG PYTHON_IMAGE=(\S+)", text, re.M)
@@ -213,3 +229,98 @@ def test_dockerfile_pins_its_base_image_and_copies_what_exists() -> None:
         for path in source.split():
             assert (REPO_ROOT / path).exists(), f"Dockerfile copies missing {path}"
     assert 'CMD ["streamjoin", "--help"]' in text
+
+
+SECRETS = {"STREAMJOIN_API_TOKEN": "pw", "REDIS_PASSWORD": "pw", "GRAFANA_ADMIN_PASSWORD": "pw"}
+"""Values for the variables the compose file requires (tests only)."""
+
+_VARIABLE = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?])([^}]*))?\}")
+
+
+def interpolate(text: str, env: dict[str, str]) -> str:
+    """Interpolate `text` as Compose does: `${VAR}`, `${VAR:-default}`, `${VAR:?error}`, `$$`.
+
+    >>> interpolate("${A:-x}/${B:?need B}/$$", {"B": "b"})
+    'x/b/$'
+    >>> interpolate("${B:?need B}", {})
+    Traceback (most recent call last):
+    ...
+    KeyError: 'need B'
+    """
+
+    def one(match: re.Match[str]) -> str:
+        if match.group(0) == "$$":
+            return "$"
+        name, op, arg = match.groups()
+        value = env.get(name)
+        if (op in (":-", ":?") and not value) or (op in ("-", "?") and value is None):
+            if op.endswith("?"):
+                raise KeyError(arg)
+            return arg
+        return value or ""
+
+    return _VARIABLE.sub(one, text)
+
+
+def _published(compose: dict[str, Any]) -> dict[str, list[str]]:
+    return {
+        name: service.get("ports", [])
+        for name, service in compose["services"].items()
+        if service.get("ports")
+    }
+
+
+def test_published_ports_listen_on_loopback_by_default(compose: dict[str, Any]) -> None:
+    published = _published(compose)
+    assert set(published) == {"kafka", "api", "prometheus", "grafana"}, published
+    for name, ports in published.items():
+        for port in ports:
+            assert interpolate(port, SECRETS).startswith("127.0.0.1:"), (name, port)
+            assert interpolate(port, {**SECRETS, "STREAMJOIN_BIND": "0.0.0.0"}).startswith("0.0.0.0:")
+
+
+def test_secrets_have_no_defaults(compose: dict[str, Any]) -> None:
+    """Compose refuses to start until the API token, the Redis password and Grafana's are set."""
+    text = _compose_text()
+    assert "change-me" not in text and ":-admin" not in text
+    with pytest.raises(KeyError):
+        interpolate(text, {})
+    for name in SECRETS:
+        with pytest.raises(KeyError, match=name):
+            interpolate(text, {k: v for k, v in SECRETS.items() if k != name})
+    interpolate(text, SECRETS)  # and nothing else is required
+    for name in product_services(compose):
+        token = compose["services"][name]["environment"]["STREAMJOIN_API_TOKEN"]
+        assert token.startswith("${STREAMJOIN_API_TOKEN:?"), (name, token)
+
+
+def test_redis_requires_its_password(compose: dict[str, Any]) -> None:
+    redis = compose["services"]["redis"]
+    assert redis["environment"]["REDIS_PASSWORD"].startswith("${REDIS_PASSWORD:?")
+    command = " ".join(redis["command"])
+    assert '--requirepass "$$REDIS_PASSWORD"' in command, command
+    assert "REDISCLI_AUTH" in " ".join(redis["healthcheck"]["test"])
+    for name in product_services(compose):
+        url = compose["services"][name]["environment"]["STREAMJOIN_REDIS_URL"]
+        assert interpolate(url, SECRETS) == "redis://:pw@redis:6379/0", (name, url)
+
+
+def test_prometheus_and_grafana_are_not_open(compose: dict[str, Any]) -> None:
+    prometheus = compose["services"]["prometheus"]["command"]
+    assert not any("enable-lifecycle" in arg or "enable-admin-api" in arg for arg in prometheus), prometheus
+    grafana = compose["services"]["grafana"]["environment"]
+    assert grafana["GF_AUTH_ANONYMOUS_ENABLED"] == "false"
+    assert "GF_AUTH_ANONYMOUS_ORG_ROLE" not in grafana
+    assert grafana["GF_SECURITY_ADMIN_PASSWORD"].startswith("${GRAFANA_ADMIN_PASSWORD:?")
+
+
+def test_the_env_example_names_every_secret() -> None:
+    example = (REPO_ROOT / "deploy" / "env.example").read_text()
+    names = {
+        line.split("=", 1)[0] for line in example.splitlines() if "=" in line and not line.startswith("#")
+    }
+    assert names == set(SECRETS)
+
+
+def _compose_text() -> str:
+    return (REPO_ROOT / "docker-compose.yml").read_text()

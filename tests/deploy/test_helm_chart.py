@@ -14,7 +14,9 @@ from typing import Any
 
 import helm_python as helm
 import pytest
+import yaml
 
+from .alert_rules import ALERT_TESTS_DIR, RULES_FILE, run_unit_test
 from .chart import (
     CHART_DIR,
     KUBERNETES_VERSIONS,
@@ -43,7 +45,10 @@ EVERYTHING = {
     "joiner": {"autoscaling": {"enabled": True, "consumerLag": {"enabled": True}}},
     "archiver": {"archiveUrl": "s3://bucket/prefix", "s3CredentialsSecret": "s3"},
     "topics": {"catalog": {"topics": [{"name": "in.a", "role": "input", "partitions": 3}]}},
-    "metrics": {"serviceMonitor": {"enabled": True, "labels": {"release": "prom"}}},
+    "metrics": {
+        "serviceMonitor": {"enabled": True, "labels": {"release": "prom"}},
+        "alerts": {"prometheusRule": True, "labels": {"release": "prom"}, "expectedWorkers": 4},
+    },
     "image": {"digest": "sha256:" + "a" * 64},
     "serviceAccount": {"annotations": {"eks.amazonaws.com/role-arn": "arn:aws:iam::1:role/sj"}},
 }
@@ -92,7 +97,7 @@ def test_rendered_manifests_are_valid_kubernetes(
     errors = []
     for obj in manifests.objects:
         if obj["apiVersion"].startswith("monitoring.coreos.com/"):
-            continue  # a CRD: checked by test_service_monitors_select_real_ports
+            continue  # CRDs: checked by test_service_monitors_select_real_ports and the alert tests
         try:
             validate(obj, kubernetes_version)
         except Exception as exc:
@@ -263,6 +268,9 @@ def test_a_packaged_chart_carries_the_dashboards(tmp_path: Path) -> None:
         len([c for c in manifests.of_kind("ConfigMap") if "grafana_dashboard" in c["metadata"]["labels"]])
         == 3
     )
+    assert manifests.get("ConfigMap", "sj-streamjoin-alerts")["data"][
+        RULES_FILE.name
+    ] == RULES_FILE.read_text().rstrip("\n")
 
 
 def test_helm_test_hook_runs_the_test_script() -> None:
@@ -331,3 +339,93 @@ def test_production_example_is_complete() -> None:
     assert values["kafka"]["tls"]["enabled"] and values["kafka"]["sasl"]["existingSecret"]
     assert values["redis"]["url"].startswith("rediss://") and values["redis"]["existingSecret"]
     assert values["joiner"]["autoscaling"]["enabled"] and values["metrics"]["serviceMonitor"]["enabled"]
+
+
+def _redis_secret_refs(manifests: Rendered) -> set[tuple[str, str]]:
+    """Return the (Secret, key) every product container reads Redis's password from."""
+    refs = set()
+    for obj, container in manifests.containers():
+        env = env_of(container)
+        if "STREAMJOIN_REDIS_URL" not in env:
+            continue
+        assert "$(STREAMJOIN_REDIS_PASSWORD)@" in env["STREAMJOIN_REDIS_URL"], (obj["metadata"]["name"], env)
+        ref = env["STREAMJOIN_REDIS_PASSWORD"]["secretKeyRef"]
+        refs.add((ref["name"], ref["key"]))
+    return refs
+
+
+@pytest.mark.parametrize(
+    ("values", "secret"),
+    [
+        ({}, ("redis", "redis-password")),  # the default: a Bitnami release "redis" (auth on)
+        ({"redis": {"password": "pw"}}, ("sj-streamjoin-redis", "redis-password")),
+        ({"redis": {"existingSecret": "mine", "existingSecretPasswordKey": "pw"}}, ("mine", "pw")),
+        (IN_CLUSTER, ("sj-redis", "redis-password")),  # the Bitnami chart's generated Secret
+    ],
+)
+def test_redis_always_has_a_password(values: dict[str, Any], secret: tuple[str, str]) -> None:
+    assert _redis_secret_refs(render(values)) == {secret}
+
+
+def test_a_redis_without_a_password_is_refused() -> None:
+    with pytest.raises(helm.HelmRenderError, match="Redis needs a password"):
+        render({"redis": {"existingSecret": ""}})
+    values = load_values_file("values.yaml")
+    assert values["redisInCluster"]["auth"]["enabled"] is True
+
+
+def _write_chart_rules(manifests: Rendered, directory: Path) -> dict[str, Any]:
+    """Write the rule files the chart renders into `directory`; return the alerts object."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (alerts,) = [o for o in manifests.objects if o["metadata"]["name"] == "sj-streamjoin-alerts"]
+    if alerts["kind"] == "ConfigMap":
+        for name, text in alerts["data"].items():
+            (directory / name).write_text(text)
+    else:  # a PrometheusRule: its groups, split back into the shared file and the release's group
+        groups = alerts["spec"]["groups"]
+        shared = [g for g in groups if g["name"] != "streamjoin-workers"]
+        workers = [g for g in groups if g["name"] == "streamjoin-workers"]
+        (directory / RULES_FILE.name).write_text(yaml.safe_dump({"groups": shared}))
+        (directory / "streamjoin-workers.yml").write_text(yaml.safe_dump({"groups": workers}))
+    return alerts
+
+
+@pytest.mark.parametrize("kind", ["ConfigMap", "PrometheusRule"])
+def test_chart_ships_the_tested_alert_rules(kind: str, tmp_path: Path) -> None:
+    """Every promtool unit test of tests/deploy/alerts passes on the rules the chart renders."""
+    values = {"metrics": {"alerts": {"prometheusRule": kind == "PrometheusRule", "expectedWorkers": 3}}}
+    alerts = _write_chart_rules(render(values), tmp_path / "rules")
+    assert alerts["kind"] == kind
+    if kind == "ConfigMap":
+        assert alerts["data"][RULES_FILE.name] == RULES_FILE.read_text().rstrip("\n")
+    else:
+        assert alerts["apiVersion"] == "monitoring.coreos.com/v1"
+        assert alerts["spec"]["groups"][:-1] == yaml.safe_load(RULES_FILE.read_text())["groups"]
+    tests = sorted(ALERT_TESTS_DIR.glob("*.yml"))
+    assert "workers_missing" in {t.stem for t in tests}
+    for test_file in tests:
+        result = run_unit_test(test_file, tmp_path / "rules", tmp_path / test_file.stem)
+        assert result.returncode == 0, f"{test_file.name}: {result.stdout}{result.stderr}"
+
+
+def test_alert_rules_follow_the_release() -> None:
+    def workers_rule(values: dict[str, Any]) -> str:
+        objects = render(values).objects
+        (alerts,) = [o for o in objects if o["metadata"]["name"] == "sj-streamjoin-alerts"]
+        (group,) = [g for g in alerts["spec"]["groups"] if g["name"] == "streamjoin-workers"]
+        return str(group["rules"][0]["expr"])
+
+    on = {"metrics": {"alerts": {"prometheusRule": True}}}
+    assert workers_rule(on) == "max(streamjoin_workers) < 2"  # joiner.replicas
+    autoscaled = {"joiner": {"autoscaling": {"enabled": True, "minReplicas": 3, "maxReplicas": 6}}}
+    assert workers_rule(merge(on, autoscaled)) == "max(streamjoin_workers) < 3"
+    assert (
+        workers_rule(merge(on, {"metrics": {"alerts": {"expectedWorkers": 5}}}))
+        == "max(streamjoin_workers) < 5"
+    )
+    production = render(PRODUCTION).get("PrometheusRule", "sj-streamjoin-alerts")
+    assert production["metadata"]["labels"]["release"] == "kube-prometheus-stack"
+    no_workers = render({"joiner": {"replicas": 0}}).get("ConfigMap", "sj-streamjoin-alerts")
+    assert set(no_workers["data"]) == {RULES_FILE.name}
+    off = render({"metrics": {"alerts": {"enabled": False}}}).objects
+    assert not [o for o in off if o["metadata"]["name"] == "sj-streamjoin-alerts"]

@@ -97,12 +97,22 @@ app.kubernetes.io/component: {{ .component }}
 {{- end }}
 {{- end }}
 
+{{/* The Secret holding Redis's password: Redis always has one (an open Redis is anyone's state).
+In-cluster: the Bitnami chart's own Secret; else the inline password's; else redis.existingSecret. */}}
 {{- define "streamjoin.redisPasswordSecret" -}}
-{{- if .Values.redis.existingSecret }}
-{{- .Values.redis.existingSecret }}
+{{- if .Values.redisInCluster.enabled }}
+{{- include "streamjoin.dependencyFullname" (dict "ctx" . "name" .Values.redisInCluster.nameOverride) }}
 {{- else if .Values.redis.password }}
 {{- printf "%s-redis" (include "streamjoin.fullname" .) }}
+{{- else if .Values.redis.existingSecret }}
+{{- .Values.redis.existingSecret }}
+{{- else }}
+{{- fail "Redis needs a password: set redis.existingSecret (a Secret with the password) or redis.password" }}
 {{- end }}
+{{- end }}
+
+{{- define "streamjoin.redisPasswordKey" -}}
+{{- if or .Values.redisInCluster.enabled .Values.redis.password }}redis-password{{ else }}{{ .Values.redis.existingSecretPasswordKey }}{{ end }}
 {{- end }}
 
 {{/* The Redis URL as a container env value; $(STREAMJOIN_REDIS_PASSWORD) is expanded by the kubelet. */}}
@@ -163,7 +173,7 @@ Secrets. Pass (dict "ctx" $ "token" true) to also mount the API token.
   valueFrom:
     secretKeyRef:
       name: {{ . }}
-      key: {{ if $ctx.Values.redis.existingSecret }}{{ $ctx.Values.redis.existingSecretPasswordKey }}{{ else }}redis-password{{ end }}
+      key: {{ include "streamjoin.redisPasswordKey" $ctx }}
 {{- end }}
 - name: STREAMJOIN_REDIS_URL
   value: {{ include "streamjoin.redisUrl" $ctx | quote }}
@@ -248,4 +258,29 @@ STREAMJOIN_KAFKA_TLS_KEY_FILE: {{ printf "/etc/streamjoin/kafka-tls/%s" .Values.
 {{/* The hook phase of the topic Job: before the services, unless Kafka itself is installed by this release. */}}
 {{- define "streamjoin.topicsHook" -}}
 {{- if .Values.kafkaInCluster.enabled }}post-install,post-upgrade{{ else }}pre-install,pre-upgrade{{ end }}
+{{- end }}
+
+{{/*
+The alert group whose threshold depends on the release: fewer live joiner workers than expected
+(metrics.alerts.expectedWorkers, else autoscaling.minReplicas with the HPA, else joiner.replicas).
+Empty when no worker is expected.
+*/}}
+{{- define "streamjoin.workerRules" -}}
+{{- $j := .Values.joiner }}
+{{- $expected := int .Values.metrics.alerts.expectedWorkers }}
+{{- if eq $expected 0 }}
+{{- $expected = int (ternary $j.autoscaling.minReplicas $j.replicas $j.autoscaling.enabled) }}
+{{- end }}
+{{- if gt $expected 0 }}
+- name: streamjoin-workers
+  rules:
+    - alert: StreamjoinWorkersMissing
+      expr: max(streamjoin_workers) < {{ $expected }}
+      for: 5m
+      labels:
+        severity: warning
+      annotations:
+        summary: "Fewer joiner workers than expected"
+        description: "{{ "{{" }} $value {{ "}}" }} joiner workers have a live heartbeat; this release runs {{ $expected }}. A worker that is not ready stops its heartbeat."
+{{- end }}
 {{- end }}

@@ -66,6 +66,15 @@ class ApiSettings(Settings):
     api_backfill_dir: str = Field(
         default="./backfill-jobs", description="Where back-fill jobs keep their query, status and log."
     )
+    api_backfill_out_dir: str = Field(
+        default="./backfill-out",
+        description="The only directory a back-fill's Parquet `out` may write into (relative to it).",
+    )
+    api_max_body_bytes: int = Field(
+        default=2 << 20,
+        ge=1024,
+        description="Largest request body accepted (413 beyond, before it is read; checked after the token).",
+    )
 
 
 def load_api_settings(**flags: Any) -> ApiSettings:

@@ -2,7 +2,8 @@
 
 The service layer raises domain errors (`QueryError`, the registry's errors, `ApiError`); these
 handlers turn them into 4xx answers that name the problem: 404 missing, 409 duplicate or in use,
-422 invalid (with the offending `field`, and `position` for CQL).
+422 invalid (with the offending `field`, and `position` for CQL). Redis out of reach is a 503 with
+`Retry-After` (the request changed nothing it could not finish), never a 500.
 """
 
 from __future__ import annotations
@@ -11,10 +12,13 @@ import logging
 from collections.abc import Sequence
 
 from fastapi import FastAPI, Request, status
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
+from starlette.exceptions import HTTPException
 
 from streamjoin.api.schemas.common import ErrorPublic, FieldError
+from streamjoin.backfill.jobs import OutPathError
 from streamjoin.query import QueryError
 from streamjoin.query.cql import CqlError
 from streamjoin.registry import (
@@ -23,6 +27,7 @@ from streamjoin.registry import (
     InUseError,
     NotFoundError,
 )
+from streamjoin.registry.errors import UNAVAILABLE_ERRORS
 
 __all__ = ["ApiError", "field_path", "install_error_handlers"]
 
@@ -104,6 +109,33 @@ async def _registry_error(request: Request, exc: Exception) -> JSONResponse:
     return _answer(409, ErrorPublic(detail=str(exc), code="concurrent_change"))
 
 
+_PARSE_ERROR = "There was an error parsing the body"
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    """FastAPI's own answer, except a body Python cannot decode (a 5,000-digit number, JSON nested
+    thousands deep), which FastAPI calls a 400: it is invalid input like any other, a 422."""
+    if not isinstance(exc, HTTPException):
+        raise exc
+    if exc.status_code == status.HTTP_400_BAD_REQUEST and exc.detail == _PARSE_ERROR:
+        cause = exc.__cause__
+        reason = str(cause)[:200] if isinstance(cause, ValueError) else "nested too deep or too large"
+        body = ErrorPublic(detail=f"body: not decodable JSON: {reason}", code="invalid_request", field="body")
+        return _answer(status.HTTP_422_UNPROCESSABLE_CONTENT, body)
+    return await http_exception_handler(request, exc)
+
+
+async def _unavailable(request: Request, exc: Exception) -> JSONResponse:
+    _log.warning("%s %s: the registry is unreachable: %s", request.method, request.url.path, exc)
+    body = ErrorPublic(detail="the registry (Redis) is unreachable; retry later", code="unavailable")
+    return _answer(status.HTTP_503_SERVICE_UNAVAILABLE, body, {"Retry-After": "5"})
+
+
+async def _out_path_error(request: Request, exc: Exception) -> JSONResponse:
+    body = ErrorPublic(detail=str(exc), code="invalid_request", field="out")
+    return _answer(status.HTTP_422_UNPROCESSABLE_CONTENT, body)
+
+
 def install_error_handlers(app: FastAPI) -> None:
     """Register the handlers on `app`."""
     app.add_exception_handler(ApiError, _api_error)
@@ -111,3 +143,7 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, _validation_error)
     for error in (NotFoundError, AlreadyExistsError, InUseError, ConcurrentChangeError):
         app.add_exception_handler(error, _registry_error)
+    for unavailable in UNAVAILABLE_ERRORS:
+        app.add_exception_handler(unavailable, _unavailable)
+    app.add_exception_handler(OutPathError, _out_path_error)
+    app.add_exception_handler(HTTPException, _http_error)

@@ -14,6 +14,7 @@ from fastapi import FastAPI
 import streamjoin
 from streamjoin.api.config import ApiSettings, check_api_settings
 from streamjoin.api.errors import install_error_handlers
+from streamjoin.api.limits import RequestGuard
 from streamjoin.api.routes import health_router, metrics_router, v1_router
 from streamjoin.backfill.jobs import BackfillJobs
 from streamjoin.client_security import aiokafka_options
@@ -34,7 +35,9 @@ def create_app(settings: ApiSettings) -> FastAPI:
             _log.warning("no STREAMJOIN_API_TOKEN: writes are open (development mode only)")
         async with RegistryStore.from_settings(settings, prefix=settings.api_registry_prefix) as store:
             app.state.store = store
-            app.state.backfill_jobs = BackfillJobs(settings.api_backfill_dir, env=settings.as_env())
+            app.state.backfill_jobs = BackfillJobs(
+                settings.api_backfill_dir, env=settings.as_env(), out_root=settings.api_backfill_out_dir
+            )
             yield
 
     app = FastAPI(
@@ -47,6 +50,8 @@ def create_app(settings: ApiSettings) -> FastAPI:
     # One TLS context for every Kafka client of the app; a bad CA or key file fails here, at start-up.
     app.state.kafka_options = aiokafka_options(settings)
     install_error_handlers(app)
+    # outermost: a write's token and body size are checked before anything reads the body
+    app.add_middleware(RequestGuard, settings=settings)
     app.include_router(v1_router)
     app.include_router(metrics_router)
     app.include_router(health_router)

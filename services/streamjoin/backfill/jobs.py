@@ -10,6 +10,10 @@ This class imports no Spark (the control plane must not): it only spawns the com
 status files, so any number of API instances sharing `root` see the same jobs. A job whose process
 is gone without a final state is reported `failed` ("exited without a status").
 
+With `out_root` (the control plane passes `STREAMJOIN_API_BACKFILL_OUT_DIR`), a job's Parquet `out`
+path must resolve inside that directory (a relative path is taken from it): a client cannot make the
+server write anywhere else (`OutPathError`).
+
 >>> import tempfile
 >>> jobs = BackfillJobs(tempfile.mkdtemp())
 >>> jobs.list("flows")
@@ -34,13 +38,17 @@ from typing import Any
 
 from streamjoin.backfill.status import TERMINAL_STATES, StatusFile
 
-__all__ = ["BackfillJobStatus", "BackfillJobs", "JobNotFoundError"]
+__all__ = ["BackfillJobStatus", "BackfillJobs", "JobNotFoundError", "OutPathError"]
 
 _NAME_OK = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
 
 
 class JobNotFoundError(KeyError):
     """No such back-fill job for that query."""
+
+
+class OutPathError(ValueError):
+    """The `out` path of a job is outside the directory back-fill output is confined to."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +83,7 @@ class BackfillJobs:
         *,
         command: Sequence[str] | None = None,
         env: Mapping[str, str] | None = None,
+        out_root: str | Path | None = None,
     ) -> None:
         """Keep jobs under `root`.
 
@@ -82,8 +91,10 @@ class BackfillJobs:
             root: directory of the job directories (created if missing).
             command: the `streamjoin` command to run (default: the one installed next to Python).
             env: extra environment of the jobs (e.g. `Settings.as_env()`: archive, broker).
+            out_root: the only directory `out` paths may point into; None: anywhere (the CLI).
         """
         self.root = Path(root)
+        self.out_root = Path(out_root).resolve() if out_root is not None else None
         self.root.mkdir(parents=True, exist_ok=True)
         self._command = list(command) if command else _default_command()
         self._env = dict(env or {})
@@ -102,6 +113,8 @@ class BackfillJobs:
         name = str(query.get("name", ""))
         if not name or not set(name) <= _NAME_OK:
             raise ValueError(f"query name {name!r} cannot name a job directory")
+        if out is not None:
+            out = self.out_path(out)
         job_id = uuid.uuid4().hex[:12]
         directory = self.root / name / job_id
         directory.mkdir(parents=True)
@@ -133,6 +146,17 @@ class BackfillJobs:
         self._processes[job_id] = process
         status.update(pid=process.pid)
         return self.get(name, job_id)
+
+    def out_path(self, out: str) -> str:
+        """Return `out` resolved (inside `out_root` when set); raise `OutPathError` if it escapes."""
+        if self.out_root is None:
+            return out
+        if not out or "\x00" in out:
+            raise OutPathError("out: must be a path")
+        path = (self.out_root / out).resolve()  # an absolute `out` stays itself; symlinks resolved
+        if path == self.out_root or not path.is_relative_to(self.out_root):
+            raise OutPathError(f"out: must be a path inside the back-fill output directory {self.out_root}")
+        return str(path)
 
     def get(self, query: str, job_id: str) -> BackfillJobStatus:
         """Return the status of one job."""

@@ -109,6 +109,7 @@ class GroupRunner:
         previous: tuple[int, int, int] | None = None
         since_advance = 0
         names, piece_of = self._names, self._formatter.piece
+        horizon = self._reader.horizon  # far-future records are refused as in the joiner
         for batch in batches:
             columns = [
                 batch[name].tolist() for name in ("grp", "input", "partition", "offset", "kafka_ts", "value")
@@ -128,7 +129,7 @@ class GroupRunner:
                 stream = names[index]
                 kts = None if kafka_ts is None or kafka_ts != kafka_ts else int(kafka_ts)  # None or NaN
                 try:
-                    ts, decoded = self._reader.decode(stream, value, kts)
+                    ts, decoded = self._reader.decode(stream, value, kts, horizon(operator.watermark))
                 except MalformedRecord as exc:
                     self._malformed(str(exc))
                     continue

@@ -48,7 +48,11 @@ def run_joiner(
         ready_port=ready_port,
         session_timeout_ms=session_timeout_ms,
         operator=OperatorConfig(
-            max_batch=max_batch, fetch_wait_ms=fetch_wait_ms, idle_timeout_ms=idle_timeout_ms
+            max_batch=max_batch,
+            fetch_wait_ms=fetch_wait_ms,
+            idle_timeout_ms=idle_timeout_ms,
+            max_future=settings.max_future,
+            max_record_bytes=settings.max_record_bytes,
         ),
     )
     tune_gc()

@@ -4,20 +4,17 @@ Both build results breadth-first: a list of partial results (tuples of entries i
 positions) is extended one window at a time. When a window is probed with the origin record's value,
 its admitted bucket is the same for every partial result, so the extension is a plain cross product.
 
-Admission is Golab's timestamp check generalised to the semantics of semantics.md section 3: a
-candidate `u` joins a result whose youngest member is `k` only if it was released before `k`
-(`u.seq < k.seq`, which is what emits each result once) and is inside its window as seen at `k.ts`
-(range: `u.ts >= k.ts - T`; rows: fewer than N newer records of its group with ts <= k.ts). Checks
-that cannot fail in the current mode (e.g. the timestamp check under eager expiration) are skipped.
+Which candidates are admitted is the window model's (`admission.py`): each window's runtime carries
+its `admit` closure, specialised once for the mode, so the loops never test a mode.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from itertools import product
 from typing import Any
 
+from streamjoin.engine.admission import WindowRuntime
 from streamjoin.engine.entry import Entry
 from streamjoin.engine.program import Partial, Program, Step
 from streamjoin.engine.stats import WindowStats
@@ -26,70 +23,11 @@ from streamjoin.engine.window import WindowStore
 __all__ = [
     "CrossStep",
     "ExactStep",
-    "WindowRuntime",
-    "admits",
     "run_cross_product",
     "run_exact_cross",
     "run_general",
     "run_origin_first",
 ]
-
-
-@dataclass(slots=True)
-class WindowRuntime:
-    """A window table plus the admission checks its mode needs."""
-
-    table: WindowStore
-    range: float | None
-    rows: int | None
-    check_ts: bool  # expired records may still be held (lazy expiration or lazy evaluation)
-    check_member: bool  # rows records beyond the window may still be held
-    check_passes: bool  # held records may fail the input's filter (rows windows keep them)
-    exact_counts: bool  # every held record has ts <= the origin's (eager evaluation)
-
-
-def admits(u: Entry, k: Entry, w: WindowRuntime) -> bool:
-    """Return True when `u` may join a result whose youngest member is `k`."""
-    if u.seq >= k.seq or not u.passes:
-        return False
-    if w.range is not None:
-        return u.ts >= k.ts - w.range
-    assert w.rows is not None
-    return bool(u.cnt > u.group.count_at(k.ts) - w.rows)
-
-
-def _admit(entries: Iterable[Entry], k: Entry, w: WindowRuntime, check_seq: bool) -> Sequence[Entry]:
-    """Return the entries of `entries` that may join a result whose youngest member is `k`."""
-    if w.range is not None:
-        if w.check_ts:
-            lo = k.ts - w.range
-            if check_seq:
-                kseq = k.seq
-                return [u for u in entries if u.ts >= lo and u.seq < kseq]
-            return [u for u in entries if u.ts >= lo]
-        if check_seq:
-            kseq = k.seq
-            return [u for u in entries if u.seq < kseq]
-        return entries  # type: ignore[return-value]
-    if not (w.check_member or w.check_passes or check_seq):
-        return entries  # type: ignore[return-value]
-    rows = w.rows
-    assert rows is not None
-    kseq, kts = k.seq, k.ts
-    cutoffs: dict[int, int] = {}
-    out = []
-    for u in entries:
-        if u.seq >= kseq or not u.passes:
-            continue
-        if w.check_member:
-            group = u.group
-            cut = cutoffs.get(id(group))
-            if cut is None:
-                cut = cutoffs[id(group)] = (group.count if w.exact_counts else group.count_at(kts)) - rows
-            if u.cnt <= cut:
-                continue
-        out.append(u)
-    return out
 
 
 def _candidates(step_table: WindowStore, field: str | None, value: Any) -> Sequence[Entry] | Iterable[Entry]:
@@ -140,7 +78,7 @@ def run_cross_product(
         stats.probes += 1
         stats.comparisons += size
         if needs_admit or check_seq:
-            candidates = _admit(candidates, k, w, check_seq)
+            candidates = w.admit(candidates, k, check_seq)
             if not candidates:
                 return []
         slots.append(candidates)
@@ -201,7 +139,7 @@ def run_origin_first(
         pos = step.probe_pos
         if pos == 0 or pos is None:  # one candidate list for every partial result
             value = krecord[step.probe_src_field] if pos == 0 else None  # type: ignore[index]
-            valid = _admit(_candidates(w.table, step.probe_field, value), k, w, check_seq)
+            valid = w.admit(_candidates(w.table, step.probe_field, value), k, check_seq)
             if not valid:
                 return []
             if check is None:
@@ -257,7 +195,7 @@ def _extend_probed(
         value = p[pos].record[src] if pos is not None else None  # type: ignore[index]
         valid = admitted.get((k.seq, value))
         if valid is None:
-            valid = admitted[(k.seq, value)] = _admit(_candidates(w.table, field, value), k, w, check_seq)
+            valid = admitted[(k.seq, value)] = w.admit(_candidates(w.table, field, value), k, check_seq)
         if check is None:
             extended.extend([p + (u,) for u in valid])
         else:
@@ -297,6 +235,6 @@ def _bind_origin(
         for k in ks:
             if check is not None and not check(p, k):
                 continue
-            if all(admits(u, k, w) for u, w in zip(p, above, strict=True)):
+            if all(w.admits(u, k) for u, w in zip(p, above, strict=True)):
                 bound.append(p + (k,))
     return bound

@@ -1,4 +1,4 @@
-"""The output record of a result (semantics.md section 5): value, Kafka key and stable id."""
+"""The output record of a result (see docs/queries.md): value, Kafka key and stable id."""
 
 from __future__ import annotations
 

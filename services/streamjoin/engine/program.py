@@ -12,10 +12,14 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streamjoin.engine.entry import Entry
 from streamjoin.query.model import FieldRef, Predicate, QueryDef
+
+if TYPE_CHECKING:
+    from streamjoin.engine.admission import Admission
+    from streamjoin.engine.algorithm import JoinAlgorithm
 
 __all__ = [
     "JoinEdge",
@@ -178,6 +182,14 @@ def _pair_check(specs: list[tuple[int, str, Callable[[Any, Any], bool], str, boo
     return check
 
 
+def _combine(check: PairCheck | None, extra: Sequence[PairCheck]) -> PairCheck | None:
+    """Return one check doing `check` and every check of `extra` (None when there is none)."""
+    checks = ([check] if check is not None else []) + list(extra)
+    if len(checks) <= 1:
+        return checks[0] if checks else None
+    return lambda p, u: all(c(p, u) for c in checks)
+
+
 @dataclass(frozen=True, slots=True)
 class Step:
     """Bind the window of `stream` at position `position` of the local order."""
@@ -211,20 +223,22 @@ def compile_program(
     order: Sequence[str],
     origin: str,
     *,
-    hashed: bool,
+    algorithm: JoinAlgorithm,
+    admission: Admission,
     exact_buckets: Mapping[str, bool],
 ) -> Program:
     """Compile the nested loop for new records of `origin` visiting windows in `order`.
 
-    `hashed` selects the multi-way hash join (probe one bucket per window where an equality to a
-    bound record exists) over nested loops (scan each window). `exact_buckets[s]` is False when
-    window `s` hashes values into fewer buckets, so its probe equality is re-checked in the loop.
+    `algorithm` decides which equality each step probes in an index (None: scan the window);
+    `admission` adds the window model's checks between the candidate and bound records (none for
+    sliding windows). `exact_buckets[s]` is False when window `s` hashes values into fewer buckets,
+    so its probe equality is re-checked in the loop.
     """
     order = tuple(order)
     origin_pos = order.index(origin)
     edges = closed_edges(query)
     class_of = {m: i for i, members in enumerate(equality_classes(query)) for m in members}
-    indexed = index_fields(query)
+    indexed = algorithm.index_fields(query)
     steps = []
     for m, stream in enumerate(order):
         position_of = {s: i for i, s in enumerate(order[:m])}
@@ -241,23 +255,20 @@ def compile_program(
                     continue
                 seen_classes.add(cls)
             needed.append(e)
-        probe: JoinEdge | None = None
-        if hashed:
-            # The origin's value first: its bucket is the same for every partial result.
-            probe = next((e for e in needed if e.op == "=" and e.other(stream)[0] in indexed[stream]), None)
+        # `needed` lists the origin's predicates first: its bucket is the same for every partial.
+        probe = algorithm.probe_edge(stream, needed, indexed[stream])
         specs = []
         for e in needed:
             if e is probe and exact_buckets.get(stream, True):
                 continue
             ufield, other, ofield = e.other(stream)
             specs.append((position_of[other], ofield, OPERATORS[e.op], ufield, stream == e.left))
+        check = _combine(_pair_check(specs) if specs else None, admission.pair_checks(stream, position_of))
         if probe is not None:
             pfield, pother, pofield = probe.other(stream)
-            step = Step(
-                stream, m, position_of[pother], pofield, pfield, _pair_check(specs) if specs else None
-            )
+            step = Step(stream, m, position_of[pother], pofield, pfield, check)
         else:
-            step = Step(stream, m, None, None, None, _pair_check(specs) if specs else None)
+            step = Step(stream, m, None, None, None, check)
         steps.append(step)
     names = query.stream_names
     perm = [order.index(s) for s in names]

@@ -79,6 +79,9 @@ class WindowStore(Protocol):
     def expire(self, now: float) -> int:
         """Drop what no record with timestamp >= `now` can join; return how many were dropped."""
 
+    def evict(self, entry: Entry) -> None:
+        """Remove `entry` (held) as `expire` would, logging it in `expired_log` (load shedding)."""
+
     def distinct_keys(self) -> int:
         """Return the number of distinct values of the first indexed attribute."""
 
@@ -115,6 +118,7 @@ class MemoryWindowTable:
         self._group_entries: dict[tuple[int, Any], deque[Entry]] = {}
         self._dirty_groups: set[tuple[int, Any]] = set()  # groups that grew since the last expiry
         self._overflow = False  # some group holds more than `rows` records
+        self._evicted: set[int] = set()  # seqs of rows entries evicted but still counted by their group
         self.expired_log: list[Entry] | None = None  # set to a list to record what expire() drops
 
     def __len__(self) -> int:
@@ -224,6 +228,25 @@ class MemoryWindowTable:
             stats.records -= dropped
         return dropped
 
+    def evict(self, entry: Entry) -> None:
+        """Remove `entry` now (it counts as an expiration); a rows entry keeps its place in its group.
+
+        Count-window positions stay as they were: the other records' membership does not change
+        because one record was shed, so the group forgets it only when it would have expired.
+        """
+        if self._rows is not None:
+            del self._by_seq[entry.seq]
+            self._evicted.add(entry.seq)
+        else:
+            self._entries.remove(entry)
+        self._unindex(entry)
+        entry.passes = False  # joins nothing from now on (a lazy batch may still hold it)
+        if self.expired_log is not None:
+            self.expired_log.append(entry)
+        stats = self.stats
+        stats.expirations += 1
+        stats.records -= 1
+
     def _expire_rows(self) -> int:
         # Any future record has timestamp >= every record held, so only the newest `rows` of each
         # group can still be in a window: evict the rest.
@@ -238,6 +261,10 @@ class MemoryWindowTable:
             group = self._groups[gkey]
             for _ in range(excess):
                 entry = queue.popleft()
+                if self._evicted and entry.seq in self._evicted:
+                    self._evicted.discard(entry.seq)  # already gone (and counted) when evicted
+                    dropped -= 1
+                    continue
                 del self._by_seq[entry.seq]
                 self._unindex(entry)
                 if self.expired_log is not None:

@@ -2,24 +2,36 @@
 
 Pure apart from the clock: no Kafka, no Redis. `BatchBuilder` keeps the per-operator pieces that
 outlive a batch (reader, formatter, the stream names of each topic, counters).
+
+Nothing a producer writes stops the partition: a malformed record, one whose timestamp is out of
+range or too far ahead of the watermark (`max_future`), and a result or dead letter larger than the
+output topic takes (`max_record_bytes`) all become dead letters, with their reason, in the commit.
 """
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any, Protocol
 
 import orjson
 
 from streamjoin.engine import MalformedRecord, RecordReader, ResultFormatter
 from streamjoin.engine.entry import Entry
+from streamjoin.engine.ingest import DEFAULT_MAX_FUTURE
 from streamjoin.joiner.outbox import OutboxRecord, encode_record
 from streamjoin.operator import JoinOperator
 from streamjoin.query.model import QueryDef, RangeWindow
 from streamjoin.state.base import CommitBatch, Trim
 
-__all__ = ["BatchBuilder", "BuiltBatch", "Message"]
+__all__ = ["DEFAULT_MAX_RECORD_BYTES", "BatchBuilder", "BuiltBatch", "Message"]
+
+DEFAULT_MAX_RECORD_BYTES = 1_000_000
+"""The largest output record (key + value + headers) an operator publishes: under the broker's
+default `message.max.bytes` (1,048,588) with room for the batch framing; the setting overrides it."""
 
 
 class Message(Protocol):
@@ -49,10 +61,26 @@ class BuiltBatch:
 class BatchBuilder:
     """Turn consumed records of one (query, partition) into a `CommitBatch`."""
 
-    def __init__(self, query: QueryDef, partition: int, dead_letter_topic: str) -> None:
+    def __init__(
+        self,
+        query: QueryDef,
+        partition: int,
+        dead_letter_topic: str,
+        *,
+        max_future: float | None = DEFAULT_MAX_FUTURE,
+        max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
+    ) -> None:
         self.query = query
         self.partition = partition
-        self._reader = RecordReader(query)
+        self._reader = RecordReader(query, max_future=max_future)
+        self._max_bytes = max_record_bytes
+        # (watermark, wall time it was first seen): while the watermark stands still, the horizon
+        # grows with wall time (read as ms), so a producer pausing longer than `max_future` does
+        # not see its later records refused for good.
+        self._mark: tuple[float, float] | None = None
+        # Before the watermark exists (an input partition has had no record yet), the horizon is
+        # measured from the earliest timestamp accepted so far.
+        self._low: float | None = None
         self._formatter = ResultFormatter(query)
         self._dead_topic = dead_letter_topic
         self.streams_of: dict[str, list[tuple[str, int]]] = {}
@@ -99,6 +127,13 @@ class BatchBuilder:
         newest: float | None = None
         add, p = engine.add, self.partition
         decode, piece = self._decode, self._formatter.piece
+        mark = engine.watermark
+        if self._mark is None or self._mark[0] != mark:
+            self._mark = (mark, now)
+        slack = max(0.0, (now - self._mark[1]) * 1000.0)
+        horizon_of = self._horizon
+        horizon = horizon_of(mark, slack)
+        unformed = not math.isfinite(mark)
         for tp, msgs in messages.items():
             streams = self.streams_of.get(tp.topic, ())
             last = None
@@ -107,7 +142,7 @@ class BatchBuilder:
                 value = m.value
                 for stream, index in streams:
                     try:
-                        ts, record = decode(stream, value, m.timestamp)
+                        ts, record = decode(stream, value, m.timestamp, horizon)
                     except MalformedRecord as exc:
                         malformed[stream] = malformed.get(stream, 0) + 1
                         dead.append(self._dead_letter(m, stream, str(exc)))
@@ -117,6 +152,13 @@ class BatchBuilder:
                     extra = piece(index, p, offset, raw, record)
                     if not add(stream, record, ts=ts, partition=p, offset=offset, size=len(raw), extra=extra):
                         late += 1
+                    elif engine.watermark != mark:
+                        mark = engine.watermark
+                        horizon = horizon_of(mark, slack)
+                        unformed = not math.isfinite(mark)
+                    elif unformed and (self._low is None or ts < self._low):
+                        self._low = ts
+                        horizon = horizon_of(mark, slack)
             if last is not None:
                 count += len(msgs)  # type: ignore[arg-type]  # aiokafka hands lists
                 offsets[tp.topic] = last.offset + 1
@@ -134,6 +176,9 @@ class BatchBuilder:
         expired = [e for e in delta.expired if e not in added_now]
         encode = self._splice_results if self._splice else self._encode_results
         records = encode(results)
+        if records and max(map(len, map(_value_of, records))) > self._max_bytes - _KEY_MARGIN:
+            records = self._fit(records, results, dead)
+        dead = [self._fit_dead(d) for d in dead]
         counters = {"records_in": count, "results": len(records), "late": late, "dead": len(dead)}
         for stream, n in malformed.items():
             counters[f"malformed:{stream}"] = n
@@ -151,16 +196,76 @@ class BatchBuilder:
         )
         return BuiltBatch(commit, records, dead, count, newest, malformed, late)
 
-    def _decode(self, stream: str, raw: bytes | None, kafka_ts: float) -> tuple[float, dict[str, Any]]:
-        """Decode with orjson (3x faster); anything it refuses goes through the engine's own reader."""
+    def _horizon(self, watermark: float, slack: float) -> float:
+        """Return the largest timestamp accepted: `max_future` (plus `slack`) past the watermark, or
+        past the earliest accepted timestamp while there is no watermark yet."""
+        if math.isfinite(watermark) or self._low is None:
+            return self._reader.horizon(watermark, slack)
+        return self._reader.horizon(self._low, slack)
+
+    def _decode(
+        self, stream: str, raw: bytes | None, kafka_ts: float, horizon: float
+    ) -> tuple[float, dict[str, Any]]:
+        """Decode with orjson (3x faster); anything it refuses goes through the engine's own reader.
+
+        orjson refuses `NaN`, `Infinity` and numbers beyond a double or 64-bit integer; the
+        engine's reader accepts big integers and refuses the rest (`loads_record`).
+        """
         if raw is not None:
             try:
                 value = orjson.loads(raw)
             except orjson.JSONDecodeError:
                 pass
             else:
-                return self._reader.read(stream, value, kafka_ts)
-        return self._reader.decode(stream, raw, kafka_ts)
+                return self._reader.read(stream, value, kafka_ts, horizon)
+        return self._reader.decode(stream, raw, kafka_ts, horizon)
+
+    def _fit(
+        self, records: list[OutboxRecord], results: list[Any], dead: list[OutboxRecord]
+    ) -> list[OutboxRecord]:
+        """Return `records` without those over `max_record_bytes`; each becomes a dead letter that
+        refers to the result (its id, `ts` and size) instead of carrying it."""
+        kept: list[OutboxRecord] = []
+        for record, result in zip(records, results, strict=True):
+            size = _size(record)
+            if size <= self._max_bytes:
+                kept.append(record)
+                continue
+            result_id = self._formatter.result_id(result)
+            reason = f"result of {size} bytes is larger than max_record_bytes={self._max_bytes}"
+            reference = {
+                "query": self.query.name,
+                "id": result_id,
+                "ts": max(e.ts for e in result),
+                "bytes": size,
+            }
+            headers = (
+                ("reason", reason.encode()),
+                ("query", self.query.name.encode()),
+                ("result-id", result_id.encode()),
+            )
+            dead.append(OutboxRecord(record.key, json.dumps(reference).encode(), headers))
+        return kept
+
+    def _fit_dead(self, letter: OutboxRecord) -> OutboxRecord:
+        """Return `letter`, or when it is over `max_record_bytes`, the letter without its value (its
+        headers name the source record) and the reason extended."""
+        size = _size(letter)
+        if size <= self._max_bytes:
+            return letter
+        headers = tuple(
+            (
+                name,
+                value + b"; value of %d bytes dropped (over max_record_bytes=%d)" % (size, self._max_bytes),
+            )
+            if name == "reason"
+            else (name, value)
+            for name, value in letter.headers
+        )
+        if _size(OutboxRecord(None, b"", headers)) > self._max_bytes:  # a reason cannot be that long
+            headers = (("reason", b"dead letter too large"), *headers[1:])
+        key = letter.key if letter.key is not None and len(letter.key) <= _KEY_MARGIN else None
+        return OutboxRecord(key, b"", headers)
 
     def _splice_results(self, results: list[Any]) -> list[OutboxRecord]:
         """Encode results by splicing their components' raw bytes (no JSON encoding of records).
@@ -179,6 +284,7 @@ class BatchBuilder:
         return [OutboxRecord(fmt.key(r), fmt.encode(r)) for r in results]
 
     def _dead_letter(self, m: Message, stream: str, reason: str) -> OutboxRecord:
+        """Return the dead letter of `m`: its key and value as they arrived, the reason in headers."""
         headers = (
             ("reason", reason.encode()),
             ("query", self.query.name.encode()),
@@ -188,3 +294,14 @@ class BatchBuilder:
             ("source-offset", str(m.offset).encode()),
         )
         return OutboxRecord(m.key, m.value if m.value is not None else b"", headers)
+
+
+_value_of = itemgetter(1)
+_KEY_MARGIN = 4096
+"""Keys and headers of results are small: a value within this margin of the limit is measured whole."""
+
+
+def _size(record: OutboxRecord) -> int:
+    """Return the bytes `record` takes against the broker's limit (key, value and headers)."""
+    key, value, headers = record
+    return len(value) + (len(key) if key is not None else 0) + sum(len(n) + len(v) for n, v in headers)

@@ -86,7 +86,13 @@ class PartitionOperator:
         self._health = health
         self._config = config
         self._on_status = on_status
-        self._builder = BatchBuilder(query, partition, outputs.dead)
+        self._builder = BatchBuilder(
+            query,
+            partition,
+            outputs.dead,
+            max_future=config.max_future,
+            max_record_bytes=config.max_record_bytes,
+        )
         self._value_prefix = ResultFormatter(query).prefix
         self.stats = OperatorCounters(query)
         self.operator: JoinOperator | None = None
@@ -118,6 +124,12 @@ class PartitionOperator:
     async def stop(self) -> None:
         """Finish the current batch, wait (bounded) for its records to be published, and stop."""
         self._stopping.set()
+        try:
+            await self._stop_task()
+        finally:  # a stopped operator (its query deleted, its partition moved) is no problem of ours
+            self._health.ok(self._component)
+
+    async def _stop_task(self) -> None:
         if self._task is None:
             return
         try:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from streamjoin.engine.ingest import DEFAULT_MAX_FUTURE
+from streamjoin.joiner.batch import DEFAULT_MAX_RECORD_BYTES
+
 __all__ = ["OperatorConfig", "OutputTopics"]
 
 
@@ -15,11 +18,15 @@ class OperatorConfig:
     poll_ms: int = 20
     fetch_wait_ms: int = 10
     idle_timeout_ms: int | None = None
-    """None: semantics.md's default, 10x the largest window read as ms (10 s for rows windows)."""
+    """None: the default of docs/queries.md, 10x the largest window read as ms (10 s for rows windows)."""
     max_inflight: int = 32
     backoff_initial_ms: int = 100
     backoff_max_ms: int = 5_000
     stop_timeout_ms: int = 5_000
+    max_future: float | None = DEFAULT_MAX_FUTURE
+    """How far ahead of the watermark a record may be (query's unit); None: no bound."""
+    max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
+    """The largest result or dead letter published; larger ones become references (batch.py)."""
 
 
 @dataclass(frozen=True, slots=True)

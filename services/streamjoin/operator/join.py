@@ -98,3 +98,8 @@ class JoinOperator:
     def plan(self) -> JoinPlan:
         """Return the plan the engine runs now."""
         return self.engine.plan
+
+    @property
+    def watermark(self) -> float:
+        """Return the engine's watermark (-inf before any record)."""
+        return self.engine.watermark

@@ -159,6 +159,8 @@ class _Parser:
         if token.kind != "number":
             raise self.fail(f"expected {what}, found {self.describe(token)}")
         self.i += 1
+        if len(token.text) > 40:  # int() of 4,300 digits raises; no window or constant needs 40
+            raise self.fail(f"{what} has too many digits", token)
         value: int | float = float(token.text) if any(c in token.text for c in ".eE") else int(token.text)
         if not math.isfinite(value):
             raise self.fail(f"{what} must be finite", token)

@@ -65,8 +65,22 @@ _TOP_LEVEL: frozenset[str] = frozenset(
 )
 
 
+MAX_SPAN = 10**15
+"""The largest window range, `every` and `lateness` accepted (in the query's unit: 31,000 years of ms).
+A larger one could never expire anything, and keeps a query positioning for ever."""
+
+MAX_ROWS = 10**9
+"""The largest count window accepted."""
+
+MAX_START = 2**53
+"""The largest `start` timestamp: the record reader's timestamp limit (exact as a double)."""
+
+
 def _is_number(value: object) -> TypeGuard[int | float]:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    # math.isfinite raises OverflowError on an int beyond a double (a 4,000-digit window)
+    return math.isfinite(value) if isinstance(value, float) else True
 
 
 def _name(value: object, where: str) -> str:
@@ -92,8 +106,8 @@ def _window(raw: object, where: str) -> WindowDef:
         if "partition_by" in spec:
             raise QueryError(f"{where}.partition_by", 'only a "rows" window can be partitioned')
         size = spec["range"]
-        if not _is_number(size) or size <= 0:
-            raise QueryError(f"{where}.range", "must be a number > 0")
+        if not _is_number(size) or size <= 0 or size > MAX_SPAN:
+            raise QueryError(f"{where}.range", f"must be a number > 0 and <= {MAX_SPAN:.0e}")
         strict = spec.get("strict", False)
         if not isinstance(strict, bool):
             raise QueryError(f"{where}.strict", "must be true or false")
@@ -101,8 +115,8 @@ def _window(raw: object, where: str) -> WindowDef:
     if "strict" in spec:
         raise QueryError(f"{where}.strict", 'only a "range" window can be strict')
     rows = spec["rows"]
-    if isinstance(rows, bool) or not isinstance(rows, int) or rows <= 0:
-        raise QueryError(f"{where}.rows", "must be an integer > 0")
+    if isinstance(rows, bool) or not isinstance(rows, int) or rows <= 0 or rows > MAX_ROWS:
+        raise QueryError(f"{where}.rows", f"must be an integer > 0 and <= {MAX_ROWS:.0e}")
     partition_by = spec.get("partition_by")
     if partition_by is not None:
         partition_by = _name(partition_by, f"{where}.partition_by")
@@ -212,8 +226,8 @@ def _mode(raw: object, where: str) -> ModeDef:
     if mode != "lazy":
         raise QueryError(f"{where}.mode", 'must be "eager" or "lazy"')
     every = spec.get("every")
-    if not _is_number(every) or every <= 0:
-        raise QueryError(f"{where}.every", "lazy mode needs a number every > 0")
+    if not _is_number(every) or every <= 0 or every > MAX_SPAN:
+        raise QueryError(f"{where}.every", f"lazy mode needs a number every > 0 and <= {MAX_SPAN:.0e}")
     return ModeDef("lazy", every)
 
 
@@ -289,9 +303,9 @@ def _select(raw: object, streams: frozenset[str]) -> tuple[FieldRef, ...] | None
 def _start(raw: object) -> StartPosition:
     if raw is None:
         return "latest"
-    if raw == "latest" or raw == "earliest" or _is_number(raw):
+    if raw == "latest" or raw == "earliest" or (_is_number(raw) and 0 <= raw <= MAX_START):
         return raw
-    raise QueryError("start", 'must be "latest", "earliest" or a timestamp')
+    raise QueryError("start", f'must be "latest", "earliest" or a timestamp >= 0 and <= 2**53 ({MAX_START})')
 
 
 def parse_query(raw: object) -> QueryDef:
@@ -323,8 +337,8 @@ def parse_definition(raw: object) -> QueryDef:
     if algorithm not in ("hash", "nlj"):
         raise QueryError("algorithm", 'must be "hash" or "nlj"')
     lateness = spec.get("lateness", 0)
-    if not _is_number(lateness) or lateness < 0:
-        raise QueryError("lateness", "must be a number >= 0")
+    if not _is_number(lateness) or lateness < 0 or lateness > MAX_SPAN:
+        raise QueryError("lateness", f"must be a number >= 0 and <= {MAX_SPAN:.0e}")
     dead_letter = spec.get("dead_letter")
     if dead_letter is not None:
         dead_letter = _name(_mapping(dead_letter, "dead_letter").get("topic"), "dead_letter.topic")

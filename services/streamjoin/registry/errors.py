@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from redis.exceptions import ConnectionError as _RedisConnectionError
+from redis.exceptions import TimeoutError as _RedisTimeoutError
+
 __all__ = [
     "AlreadyExistsError",
     "ConcurrentChangeError",
     "InUseError",
     "NotFoundError",
+    "UNAVAILABLE_ERRORS",
     "RegistryError",
 ]
 
@@ -47,3 +51,12 @@ class InUseError(RegistryError):
 
 class ConcurrentChangeError(RegistryError):
     """The registry kept changing under a write (or a checked record changed); retry the request."""
+
+
+UNAVAILABLE_ERRORS: tuple[type[Exception], ...] = (
+    _RedisConnectionError,
+    _RedisTimeoutError,
+    ConnectionError,
+    TimeoutError,
+)
+"""What a registry call raises when Redis cannot be reached: the caller may retry later (HTTP 503)."""

@@ -14,10 +14,25 @@ class BackfillCreate(BaseModel):
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    from_: float = Field(alias="from", description="Start of the range (result `ts`, inclusive).")
-    to: float = Field(description="End of the range (exclusive); must be after `from`.")
+    from_: float = Field(
+        alias="from",
+        allow_inf_nan=False,
+        ge=-(2**53),
+        le=2**53,
+        description="Start of the range (result `ts`, inclusive).",
+    )
+    to: float = Field(
+        allow_inf_nan=False,
+        ge=-(2**53),
+        le=2**53,
+        description="End of the range (exclusive); must be after `from`.",
+    )
     out: str | None = Field(
-        default=None, min_length=1, description="Write Parquet here instead of the query's output topic."
+        default=None,
+        min_length=1,
+        max_length=1024,
+        description="Write Parquet here (inside the server's back-fill output directory) instead of the "
+        "query's output topic.",
     )
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, field_validator
 
+from streamjoin.api.limits import MAX_JSON_DEPTH, json_depth
 from streamjoin.api.schemas.common import StreamName, TopicName
 
 __all__ = ["StreamCreate", "StreamPublic"]
@@ -45,6 +46,8 @@ class StreamCreate(BaseModel):
     @classmethod
     def _plain_json(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
         if value is not None:
+            if json_depth(value) > MAX_JSON_DEPTH:
+                raise ValueError(f"must be nested at most {MAX_JSON_DEPTH} levels deep")
             try:
                 text = json.dumps(value, allow_nan=False)
             except ValueError as exc:
