@@ -29,7 +29,7 @@ from streamjoin.joiner.kafka_io import highest_published
 from streamjoin.joiner.operator_config import OperatorConfig, OutputTopics
 from streamjoin.joiner.operator_stats import OperatorCounters
 from streamjoin.joiner.outbox import decode_record
-from streamjoin.joiner.publisher import Fence, Publisher, PublishError
+from streamjoin.joiner.publisher import Publisher, PublishError
 from streamjoin.kafka import (
     Consumer,
     ConsumerError,
@@ -268,7 +268,7 @@ class PartitionOperator:
                     query=q,
                     source_partition=p,
                     seq_on_last_only=self.outputs.exclusive(name),
-                    fence=self._fence(checkpoint.epoch),
+                    fence=functools.partial(self._store.check_owner, q, p, checkpoint.epoch),
                 )
                 self.stats.published[name] += len(todo)
             trims.append(Trim(name, box.seq, offset))
@@ -291,7 +291,7 @@ class PartitionOperator:
         inflight: deque[tuple[str, int, asyncio.Future[int], int]] = deque()
         last_arrival = dict.fromkeys(self.query.stream_names, time.monotonic())
         idle: set[str] = set()
-        fence = self._fence(epoch)
+        fence = functools.partial(self._store.check_owner, q, p, epoch)  # zombie fencing
         while True:
             trims = self._collect_acks(inflight, trims)
             if self._stopping.is_set():
@@ -348,10 +348,6 @@ class PartitionOperator:
         if trims:
             with contextlib.suppress(StateUnavailableError, FencedError):
                 await self._store.trim(q, p, epoch, trims)
-
-    def _fence(self, epoch: int) -> Fence:
-        """Return the check each publish awaits first: `epoch` still owns the partition (zombie fencing)."""
-        return functools.partial(self._store.check_owner, self.query.name, self.partition, epoch)
 
     async def _fetch(self, consumer: Consumer, tps: list[TopicPartition]) -> dict[TopicPartition, list[Any]]:
         """Take an equal share from every input partition, so the watermark moves evenly.
