@@ -18,7 +18,6 @@ from typing import Any
 
 from pydantic import Field
 
-from streamjoin.api.services.limits import RegistrationLimits
 from streamjoin.settings import Settings
 
 __all__ = [
@@ -26,7 +25,6 @@ __all__ = [
     "ConfigurationError",
     "check_api_settings",
     "load_api_settings",
-    "registration_limits",
 ]
 
 
@@ -80,17 +78,6 @@ class ApiSettings(Settings):
 def load_api_settings(**flags: Any) -> ApiSettings:
     """Build the API settings; `flags` whose value is not None win over the environment and defaults."""
     return ApiSettings(**{name: value for name, value in flags.items() if value is not None})
-
-
-def registration_limits(settings: ApiSettings) -> RegistrationLimits:
-    """Return the limits registrations are checked against."""
-    return RegistrationLimits(
-        max_query_inputs=settings.api_max_query_inputs,
-        max_queries=settings.api_max_queries,
-        state_budget_bytes=settings.api_state_budget_bytes,
-        default_stream_rate=settings.api_default_stream_rate,
-        default_record_bytes=settings.api_default_record_bytes,
-    )
 
 
 def check_api_settings(settings: ApiSettings) -> None:

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import Depends, Request
 
-from streamjoin.api.config import ApiSettings, registration_limits
+from streamjoin.api.config import ApiSettings
 from streamjoin.api.services import (
     ControlService,
     HealthService,
@@ -15,6 +15,7 @@ from streamjoin.api.services import (
     ResultService,
     StreamService,
 )
+from streamjoin.api.services.limits import RegistrationLimits
 from streamjoin.backfill.jobs import BackfillJobs
 from streamjoin.registry import RegistryStore
 
@@ -63,7 +64,7 @@ def get_stream_service(store: StoreDep) -> StreamService:
 
 def get_query_service(store: StoreDep, settings: SettingsDep) -> QueryService:
     """Return the query service, checking registrations against the settings' limits."""
-    return QueryService(store, registration_limits(settings))
+    return QueryService(store, RegistrationLimits.of(settings))
 
 
 def get_plan_service(store: StoreDep) -> PlanService:

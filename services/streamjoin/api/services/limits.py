@@ -28,10 +28,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from streamjoin.api.errors import ApiError
 from streamjoin.query import QueryDef, RangeWindow, RowsWindow
 from streamjoin.registry import StreamRecord
+
+if TYPE_CHECKING:
+    from streamjoin.api.config import ApiSettings
 
 __all__ = ["InputEstimate", "RegistrationLimits", "check_limits", "state_estimate"]
 
@@ -45,6 +49,17 @@ class RegistrationLimits:
     state_budget_bytes: int = 1 << 30
     default_stream_rate: float = 100.0
     default_record_bytes: int = 1024
+
+    @classmethod
+    def of(cls, settings: ApiSettings) -> RegistrationLimits:
+        """Return the limits `settings` configure (`STREAMJOIN_API_MAX_QUERY_INPUTS`, ...)."""
+        return cls(
+            max_query_inputs=settings.api_max_query_inputs,
+            max_queries=settings.api_max_queries,
+            state_budget_bytes=settings.api_state_budget_bytes,
+            default_stream_rate=settings.api_default_stream_rate,
+            default_record_bytes=settings.api_default_record_bytes,
+        )
 
 
 @dataclass(frozen=True, slots=True)
