@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 from collections import Counter
 from collections.abc import Callable
@@ -79,5 +80,10 @@ def test_a_worker_frozen_past_its_session_timeout_publishes_nothing_stale(
     assert got == want, (
         f"missing {sum((want - got).values())}, extra {sum((got - want).values())}, duplicates {dups}\n{logs}"
     )
-    # the scenario did fence the zombie: once resumed it found its partitions owned by w1
-    assert "another worker owns it now" in zombie.log_path.read_text(errors="replace"), logs
+    # the scenario did move the zombie's partitions: w1 claimed one of them while it was frozen
+    # (whether the freeze caught a batch between commit and publish is up to timing; the fence and
+    # the expiry of queued records are checked deterministically in test_publisher_fence.py)
+    claim = re.compile(r"\[(\d+)\]: claimed \(epoch (\d+)")
+    zombies = {p for p, e in claim.findall(zombie.log_path.read_text(errors="replace")) if e == "1"}
+    taken = {p for p, _ in claim.findall(first.log_path.read_text(errors="replace"))}
+    assert zombies & taken, f"w2 held {zombies}, w1 claimed {taken}\n{logs}"
