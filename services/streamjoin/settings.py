@@ -78,6 +78,12 @@ class Settings(BaseSettings):
     kafka_tls_key_file: FilePath | None = Field(
         default=None, description="PEM private key (unencrypted PKCS#8) of the client certificate."
     )
+    redis_max_connections: int = Field(
+        default=256,
+        gt=0,
+        le=10_000,
+        description="Connections a worker's state store may open to Redis; more commands wait for one.",
+    )
     max_future: float | None = Field(
         default=604_800_000,
         ge=0,

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
 from collections import deque
@@ -267,6 +268,7 @@ class PartitionOperator:
                     query=q,
                     source_partition=p,
                     seq_on_last_only=self.outputs.exclusive(name),
+                    fence=functools.partial(self._store.check_owner, q, p, checkpoint.epoch),
                 )
                 self.stats.published[name] += len(todo)
             trims.append(Trim(name, box.seq, offset))
@@ -289,6 +291,7 @@ class PartitionOperator:
         inflight: deque[tuple[str, int, asyncio.Future[int], int]] = deque()
         last_arrival = dict.fromkeys(self.query.stream_names, time.monotonic())
         idle: set[str] = set()
+        fence = functools.partial(self._store.check_owner, q, p, epoch)  # zombie fencing
         while True:
             trims = self._collect_acks(inflight, trims)
             if self._stopping.is_set():
@@ -329,6 +332,7 @@ class PartitionOperator:
                         query=q,
                         source_partition=p,
                         seq_on_last_only=exclusive[name],
+                        fence=fence,
                     )
                 )
                 inflight.append((name, seqs[name], future, len(records)))

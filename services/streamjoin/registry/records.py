@@ -45,6 +45,10 @@ class StreamRecord:
     schema: Mapping[str, Any] | None = None
     description: str = ""
     created_at: float = 0.0
+    expected_rate: float | None = None
+    """Records per second the producer expects (state-size estimate at registration); None: unknown."""
+    record_bytes: int | None = None
+    """Expected size of one record in bytes (state-size estimate); None: unknown."""
 
     def to_json(self) -> str:
         """Return the JSON stored in `streamjoin:streams`."""
@@ -56,6 +60,8 @@ class StreamRecord:
                 "schema": self.schema,
                 "description": self.description,
                 "created_at": self.created_at,
+                "expected_rate": self.expected_rate,
+                "record_bytes": self.record_bytes,
             }
         )
 
@@ -70,6 +76,8 @@ class StreamRecord:
             schema=v.get("schema"),
             description=str(v.get("description") or ""),
             created_at=float(v.get("created_at") or 0.0),
+            expected_rate=None if v.get("expected_rate") is None else float(v["expected_rate"]),
+            record_bytes=None if v.get("record_bytes") is None else int(v["record_bytes"]),
         )
 
 

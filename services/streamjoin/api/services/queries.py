@@ -17,6 +17,7 @@ from streamjoin.api.schemas import (
     QueryUpdate,
 )
 from streamjoin.api.services.compile import compile_query
+from streamjoin.api.services.limits import RegistrationLimits, check_limits
 from streamjoin.query.cql import format_cql
 from streamjoin.registry import (
     NotFoundError,
@@ -32,14 +33,16 @@ __all__ = ["QueryService", "control_changes", "query_public"]
 class QueryService:
     """Queries over the registry; every write is validated first and then written in one step."""
 
-    def __init__(self, store: RegistryStore) -> None:
-        """Serve queries from `store`."""
+    def __init__(self, store: RegistryStore, limits: RegistrationLimits | None = None) -> None:
+        """Serve queries from `store`; registrations are checked against `limits` (default: defaults)."""
         self._store = store
+        self._limits = limits or RegistrationLimits()
 
     async def create(self, body: QueryCreate) -> QueryPublic:
         """Validate and register a query; raise `QueryError` (422) or `AlreadyExistsError` (409)."""
         snapshot = await self._store.snapshot()
         compiled = compile_query(body.query_json(), body.cql, snapshot.streams, body.sql)
+        check_limits(compiled.query, snapshot.streams, list(snapshot.queries), self._limits)
         at = round(time.time(), 3)
         record = QueryRecord.of(compiled.query, cql=compiled.cql, paused=body.paused, at=at)
         version = await self._store.create_query(record, streams=compiled.streams)
@@ -56,6 +59,7 @@ class QueryService:
         if old is None:
             raise NotFoundError("query", name)
         compiled = compile_query({**body.query_json(), "name": name}, body.cql, snapshot.streams, body.sql)
+        check_limits(compiled.query, snapshot.streams, list(snapshot.queries), self._limits)
         draft = QueryRecord(compiled.query, compiled.cql, old.controls, 0.0, round(time.time(), 3))
         record, version = await self._store.replace_query(
             draft, streams=compiled.streams, expected_revision=old.revision
