@@ -11,6 +11,7 @@ from streamjoin.registry.histogram import DEFAULT_LATENCY_BOUNDS, LatencyHistogr
 from streamjoin.registry.keys import DEFAULT_PREFIX, RegistryKeys
 from streamjoin.registry.query import CONTROL_ATTRIBUTES, QueryControls, QueryRecord
 from streamjoin.registry.records import (
+    QUERY_STATUSES,
     PartitionState,
     PlanRecord,
     QueryStatus,
@@ -36,6 +37,7 @@ __all__ = [
     "NotFoundError",
     "OperatorStats",
     "PartitionState",
+    "QUERY_STATUSES",
     "PartitionStats",
     "PlanRecord",
     "QueryControls",
