@@ -1,7 +1,12 @@
-"""`streamjoin replay QUERY.json EVENTS.jsonl`: the live engine over a file, results on stdout."""
+"""`streamjoin replay QUERY.json EVENTS.jsonl`: the live engine over a file, results on stdout.
+
+The query may also be CQL: `streamjoin replay --streams STREAMS.json QUERY.cql EVENTS.jsonl`, or
+`--streams STREAMS.json --cql "SELECT ..." EVENTS.jsonl`.
+"""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -10,19 +15,35 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TransferSpeedColumn
 
+from streamjoin.query import QueryDef, QueryError
+from streamjoin.query.cql_query import cql_query, streams_from_json
 from streamjoin.replay import ReplayError, load_query, replay
 
 __all__ = ["register"]
 
 
 def replay_command(
-    query_file: Annotated[Path, typer.Argument(help="the query JSON (semantics.md section 4)")],
-    events_file: Annotated[Path, typer.Argument(help='one {"stream": ..., "record": {...}} per line')],
+    files: Annotated[
+        list[Path],
+        typer.Argument(
+            help="QUERY EVENTS.jsonl: the query (JSON; with --streams, a CQL text file) and the events "
+            '(one {"stream": ..., "record": {...}} per line); with --cql, EVENTS.jsonl only',
+            show_default=False,
+        ),
+    ],
+    streams_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--streams",
+            help='the streams of the CQL: a JSON list of {"name", "topic", "timestamp"}',
+        ),
+    ] = None,
+    cql: Annotated[str | None, typer.Option("--cql", help="the CQL text (needs --streams)")] = None,
 ) -> None:
     """Replay a query over recorded events; print one result per line, nothing else on stdout."""
     err = Console(stderr=True)
     try:
-        query = load_query(query_file)
+        query, events_file = _query_and_events(files, streams_file, cql)
         with events_file.open(encoding="utf-8") as lines:
             if err.is_terminal:  # progress goes to stderr, and only for a person watching
                 total = events_file.stat().st_size
@@ -40,6 +61,26 @@ def replay_command(
         print(f"streamjoin replay: {exc}", file=sys.stderr)
         raise typer.Exit(2) from None
     sys.stdout.flush()
+
+
+def _query_and_events(files: list[Path], streams_file: Path | None, cql: str | None) -> tuple[QueryDef, Path]:
+    """Return the query and the events file the arguments name; raise `ReplayError` if they do not fit."""
+    if cql is not None and streams_file is None:
+        raise ReplayError("--cql needs --streams STREAMS.json (the topics and timestamps of its streams)")
+    wanted = 1 if cql is not None else 2
+    if len(files) != wanted:
+        usage = "EVENTS.jsonl (the query is --cql)" if cql is not None else "QUERY EVENTS.jsonl"
+        raise ReplayError(f"expected {usage}, got {len(files)} file argument(s)")
+    if streams_file is None:
+        return load_query(files[0]), files[1]
+    try:
+        streams = streams_from_json(json.loads(streams_file.read_text(encoding="utf-8")))
+        text = cql if cql is not None else files[0].read_text(encoding="utf-8")
+        return cql_query(text, streams), files[-1]
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ReplayError(f"{streams_file}: cannot read streams: {exc}") from None
+    except QueryError as exc:
+        raise ReplayError(f"bad query: {exc}") from None
 
 
 def register(app: typer.Typer) -> None:
