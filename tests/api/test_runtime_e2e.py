@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+import redis
 
 from .server import ApiServer
 from .test_joiner_e2e import MakeTopic, _wait, e2e  # noqa: F401  # e2e: the fixture
@@ -175,3 +176,40 @@ def test_a_missing_input_topic_shows_in_status_control_table_and_metrics(
     metrics = api.anon.get("/metrics").text
     assert 'streamjoin_queries{status="failing"} 1.0' in metrics
     assert 'streamjoin_queries{status="running"} 0.0' in metrics
+
+
+def test_a_failing_operator_shows_its_error_partition_and_since_then_recovers(
+    e2e: Stack,  # noqa: F811
+    kafka_broker: str,
+    redis_server: str,
+) -> None:
+    api, topics = e2e
+    _register(api, topics)
+    _wait(api, lambda q: q["status"] == "running", "the query to run")
+    meta = f"{api.prefix}{{0}}:state:q:meta"  # the operator's checkpoint of partition 0
+    with redis.Redis.from_url(redis_server) as r:
+        assert r.type(meta) == b"hash"
+        r.delete(meta)
+        r.set(meta, "not a checkpoint")  # every commit and every claim now fails (WRONGTYPE)
+        produce(kafka_broker, topics["a"], [{"k": 1, "ts": 1_000}])
+        _wait(api, lambda q: q["status"] == "failing", "the query to report the failing operator")
+        public = api.anon.get("/v1/queries/q").json()
+        (partition,) = public["partitions"]
+        assert partition["state"] == "failing" and "WRONGTYPE" in partition["error"], public
+        reason = public["reason"]
+        assert reason["partition"] == 0 and "WRONGTYPE" in reason["error"]
+        assert reason["since"] == partition["error_since"] and reason["since"] <= time.time()
+        time.sleep(2.5)  # retries keep the first failure's time
+        again = api.anon.get("/v1/queries/q").json()
+        assert again["status"] == "failing" and again["reason"]["since"] == reason["since"]
+        table = api.anon.get("/v1/control/queries/q").json()["attributes"]
+        assert table["status"] == "failing" and table["status_partition"] == 0
+        assert "WRONGTYPE" in table["status_reason"]
+        metrics = api.anon.get("/metrics").text
+        assert 'streamjoin_queries{status="failing"} 1.0' in metrics
+        assert 'streamjoin_partition_failing_seconds{partition="0",query="q"}' in metrics, metrics
+
+        r.delete(meta)  # repaired: the next attempt starts afresh
+    _wait(api, lambda q: q["status"] == "running", "the query to run again")
+    public = api.anon.get("/v1/queries/q").json()
+    assert public["reason"] is None and public["partitions"][0]["error"] is None
