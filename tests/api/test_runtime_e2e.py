@@ -177,6 +177,11 @@ def test_a_missing_input_topic_shows_in_status_control_table_and_metrics(
     assert 'streamjoin_queries{status="failing"} 1.0' in metrics
     assert 'streamjoin_queries{status="running"} 0.0' in metrics
 
+    # Deleted, the query leaves no status behind (the worker forgets its problem).
+    assert api.client.delete("/v1/queries/q").status_code == 204
+    time.sleep(3)
+    assert api.call("read_status", "q") == []
+
 
 def test_a_failing_operator_shows_its_error_partition_and_since_then_recovers(
     e2e: Stack,  # noqa: F811

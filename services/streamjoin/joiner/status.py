@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from streamjoin.joiner.operator import PartitionOperator
 from streamjoin.registry import PartitionState, RegistryStore
@@ -46,6 +46,12 @@ class StatusReporter:
         elif query not in self._problems or self._problems[query][0] != error:
             since = self._problems[query][1] if query in self._problems else time.time()
             self._problems[query] = (error, since)
+
+    def retain(self, queries: Iterable[str]) -> None:
+        """Forget the problems of every query not in `queries` (the registered ones)."""
+        keep = set(queries)
+        for query in [q for q in self._problems if q not in keep]:
+            self.forget(query)
 
     def forget(self, query: str) -> None:
         """Forget everything about `query` (deleted or redefined)."""

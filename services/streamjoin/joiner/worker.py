@@ -192,6 +192,7 @@ class JoinerWorker:
                     await self._forget(name)  # its output topic or partitions may differ now
                     await self._store.drop_query(name)
                     _log.info("query %s redefined (revision %d): state reset", name, spec.revision)
+            self._status.retain(snapshot.queries)
             for name, problem in problems.items():
                 self._status.problem(name, problem)
         new_agents = add_input_topics(self._app, self._all_topics(), self._known_topics)
