@@ -9,14 +9,19 @@ Table and `/metrics`.
 from __future__ import annotations
 
 import json
+import sys
 import time
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 import redis
 
+from streamjoin.dev.process import ManagedProcess
+
+from .conftest import StartApi
 from .server import ApiServer
 from .test_joiner_e2e import MakeTopic, _wait, e2e  # noqa: F401  # e2e: the fixture
 from .test_results import produce
@@ -218,3 +223,46 @@ def test_a_failing_operator_shows_its_error_partition_and_since_then_recovers(
     _wait(api, lambda q: q["status"] == "running", "the query to run again")
     public = api.anon.get("/v1/queries/q").json()
     assert public["reason"] is None and public["partitions"][0]["error"] is None
+
+
+def _joiner(api: ApiServer, kafka_broker: str, redis_server: str, log: Path, worker: str) -> ManagedProcess:
+    return ManagedProcess(
+        "joiner",
+        [
+            sys.executable, "-c", "from streamjoin.cli.main import main; main()", "joiner",
+            "--bootstrap", kafka_broker, "--redis-url", redis_server, "--prefix", api.prefix,
+            "--group", f"rt-{uuid.uuid4().hex[:8]}", "--worker-id", worker,
+        ],
+        log_path=log,
+    )  # fmt: skip
+
+
+def test_a_worker_that_lets_its_partitions_go_says_so_until_another_runs_them(
+    start_api: StartApi, make_topic: MakeTopic, kafka_broker: str, redis_server: str, tmp_path: Path
+) -> None:
+    topics = {name: make_topic(f"rt-{name}", partitions=2) for name in ("a", "b", "out")}
+    with start_api() as api:
+        first = _joiner(api, kafka_broker, redis_server, tmp_path / "w1.log", "w1")
+        first.start()
+        try:
+            _register(api, topics)
+            _wait(api, lambda q: q["status"] == "running", "the query to run")
+        finally:
+            first.stop(timeout_ms=10_000)
+        public = api.anon.get("/v1/queries/q").json()
+        assert public["status"] == "positioning", public
+        assert {p["partition"] for p in public["partitions"]} == {0, 1}
+        assert all("released by worker w1 (the worker stopped)" in p["error"] for p in public["partitions"])
+        assert (
+            public["reason"]["partition"] in (0, 1) and "no worker runs it yet" in public["reason"]["error"]
+        )
+
+        second = _joiner(api, kafka_broker, redis_server, tmp_path / "w2.log", "w2")
+        second.start()
+        try:
+            _wait(api, lambda q: q["status"] == "running", "another worker to run the query")
+            public = api.anon.get("/v1/queries/q").json()
+            assert public["reason"] is None
+            assert {(p["worker"], p["error"]) for p in public["partitions"]} == {("w2", None)}
+        finally:
+            second.stop(timeout_ms=10_000)

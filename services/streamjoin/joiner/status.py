@@ -59,12 +59,34 @@ class StatusReporter:
         for key in [k for k in self._written if k[0] == query]:
             del self._written[key]
 
-    async def dropped(self, query: str, partition: int) -> None:
-        """Withdraw the status of an operator this worker stopped (another worker may take it)."""
+    async def dropped(
+        self, query: str, partition: int, *, released: str | None, partitions: int | None
+    ) -> None:
+        """Withdraw the status of an operator this worker stopped.
+
+        `released` says why the worker let it go (a rebalance, a shutdown): the status then says so
+        until another worker reports the partition; None (query deleted or redefined): cleared.
+        """
         async with self._lock:
             self._written.pop((query, partition), None)
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._registry.clear_status(query, partition), 1)
+                if released is None:
+                    await asyncio.wait_for(self._registry.clear_status(query, partition), 1)
+                    return
+                now = time.time()
+                await asyncio.wait_for(
+                    self._registry.set_status(
+                        query,
+                        partition,
+                        worker=self._worker,
+                        state="positioning",
+                        partitions=partitions,
+                        at=now,
+                        error=f"released by worker {self._worker} ({released}); no worker runs it yet",
+                        error_since=now,
+                    ),
+                    1,
+                )
 
     async def sync(
         self, ops: Mapping[tuple[str, int], PartitionOperator], partitions: Mapping[str, int], version: int

@@ -131,7 +131,7 @@ class JoinerWorker:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         async with self._lock:
-            await self._stop_ops(list(self._ops))
+            await self._stop_ops(list(self._ops), released="the worker stopped")
         if self._app is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._app.stop(), self.config.shutdown_timeout_ms / 2000)
@@ -214,7 +214,7 @@ class JoinerWorker:
         async with self._lock:
             self._assigned -= lost
             doomed = [k for k in self._ops if not self._owned(k)]
-            await self._stop_ops(doomed)
+            await self._stop_ops(doomed, released="a rebalance")
             await self._flush_publisher()
 
     async def _on_assigned(self, sender: Any, assigned: Iterable[Any], **_: Any) -> None:
@@ -309,12 +309,12 @@ class JoinerWorker:
         self._op_fingerprint[key] = spec.fingerprint
         op.start()
 
-    async def _stop_ops(self, keys: list[OpKey]) -> None:
+    async def _stop_ops(self, keys: list[OpKey], *, released: str | None = None) -> None:
         ops = [(k, self._ops.pop(k)) for k in keys if k in self._ops]
         await asyncio.gather(*(op.stop() for _, op in ops), return_exceptions=True)
         for key, _ in ops:
             self._op_fingerprint.pop(key, None)
-            await self._status.dropped(*key)
+            await self._status.dropped(*key, released=released, partitions=self._partitions.get(key[0]))
 
     async def _flush_publisher(self) -> None:
         if self._publisher is not None:

@@ -126,7 +126,8 @@ class StatusRecord:
     version: int | None = None
     """The registry version the worker had applied when it wrote this status."""
     error: str | None = None
-    """Why the partition (or query) is stuck, while it is (`state` is then `failing`)."""
+    """Why the partition (or query) is stuck, while it is: `failing`, or `positioning` after its
+    worker released it (a rebalance, a shutdown) and before another reports it."""
     error_since: float | None = None
     """When the error was first seen (unix s), kept while the same failure repeats."""
 
@@ -167,7 +168,7 @@ class StatusRecord:
 
 
 def query_status(controls: QueryControls, statuses: Sequence[StatusRecord]) -> QueryStatus:
-    """Return a query's status: paused; failing if a partition (or the query) reports an error;
+    """Return a query's status: paused; failing if a partition (or the query) reports `failing`;
     running once every partition runs; else pending (no report) or positioning.
 
     >>> from dataclasses import replace
@@ -179,7 +180,7 @@ def query_status(controls: QueryControls, statuses: Sequence[StatusRecord]) -> Q
     """
     if controls.paused:
         return "paused"
-    if any(s.error is not None for s in statuses):
+    if any(s.state == "failing" for s in statuses):
         return "failing"
     statuses = [s for s in statuses if s.partition is not None]
     if not statuses:
