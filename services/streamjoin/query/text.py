@@ -25,17 +25,32 @@ _TEXT_REPLACES = ("inputs", "where", "select", "within", "filter", "shedding")
 
 
 def streams_from_json(raw: object) -> dict[str, Stream]:
-    """Return the streams of `{"name": {"topic": ..., "timestamp": ...}}` (topic defaults to the name)."""
-    if not isinstance(raw, Mapping):
-        raise QueryError("streams", 'must be a JSON object {"name": {"topic": ..., "timestamp": ...}}')
+    """Return the declared streams: a list of `{"name", "topic", "timestamp"}` (what `POST /v1/streams`
+    takes) or an object `{"name": {"topic": ..., "timestamp": ...}}`; the topic defaults to the name.
+
+    >>> streams_from_json([{"name": "a", "timestamp": "ts"}]) == streams_from_json({"a": {"timestamp": "ts"}})
+    True
+    """
+    if isinstance(raw, list):
+        items: list[tuple[str, object]] = []
+        for i, item in enumerate(raw):
+            if not isinstance(item, Mapping) or not isinstance(item.get("name"), str):
+                raise QueryError(f"streams[{i}]", 'must be an object with a string "name"')
+            items.append((item["name"], {k: v for k, v in item.items() if k != "name"}))
+    elif isinstance(raw, Mapping):
+        items = [(str(name), spec) for name, spec in raw.items()]
+    else:
+        raise QueryError("streams", 'must be a list of {"name", "topic", "timestamp"} or an object by name')
     streams: dict[str, Stream] = {}
-    for name, spec in raw.items():
+    for name, spec in items:
         if not isinstance(spec, Mapping) or set(spec) - {"topic", "timestamp"}:
             raise QueryError(f"streams.{name}", 'must be {"topic": ..., "timestamp": ...}')
         topic, timestamp = spec.get("topic", name), spec.get("timestamp")
         if not isinstance(topic, str) or not (timestamp is None or isinstance(timestamp, str)):
             raise QueryError(f"streams.{name}", "topic and timestamp must be strings")
-        streams[str(name)] = Stream(topic, timestamp)
+        if name in streams:
+            raise QueryError(f"streams.{name}", f"stream {name!r} is declared twice")
+        streams[name] = Stream(topic, timestamp)
     return streams
 
 

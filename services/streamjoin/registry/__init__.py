@@ -15,6 +15,7 @@ from streamjoin.registry.keys import DEFAULT_PREFIX, RegistryKeys
 from streamjoin.registry.log import LogEntry, RegistryLog
 from streamjoin.registry.query import CONTROL_ATTRIBUTES, QueryControls, QueryRecord
 from streamjoin.registry.records import (
+    QUERY_STATUSES,
     PartitionState,
     PlanRecord,
     QueryStatus,
@@ -45,6 +46,7 @@ __all__ = [
     "NotFoundError",
     "OperatorStats",
     "PartitionState",
+    "QUERY_STATUSES",
     "PartitionStats",
     "PlanRecord",
     "QueryControls",

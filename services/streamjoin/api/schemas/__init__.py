@@ -13,6 +13,7 @@ from streamjoin.api.schemas.queries import (
     QueryCreate,
     QueryPublic,
     QueryUpdate,
+    StatusReasonPublic,
     WindowSpec,
 )
 from streamjoin.api.schemas.streams import StreamCreate, StreamPublic
@@ -28,6 +29,7 @@ __all__ = [
     "ModeSpec",
     "OutputSpec",
     "PartitionStatusPublic",
+    "StatusReasonPublic",
     "PlanPublic",
     "QueryCreate",
     "QueryPublic",

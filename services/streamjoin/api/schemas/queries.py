@@ -24,6 +24,7 @@ __all__ = [
     "QueryCreate",
     "QueryPublic",
     "QueryUpdate",
+    "StatusReasonPublic",
     "WindowSpec",
 ]
 
@@ -149,6 +150,16 @@ class PartitionStatusPublic(BaseModel):
     state: PartitionState
     at: float
     version: int | None = Field(description="The registry version the worker had applied.")
+    error: str | None = Field(default=None, description="Why the partition is failing (state `failing`).")
+    error_since: float | None = Field(default=None, description="When the error was first seen (unix s).")
+
+
+class StatusReasonPublic(BaseModel):
+    """Why a query is not running: the error a worker reported (or the partitions nobody runs)."""
+
+    error: str
+    since: float | None = Field(description="When it was first seen (unix s), if known.")
+    partition: int | None = Field(description="The partition concerned; null: the query as a whole.")
 
 
 class QueryPublic(BaseModel):
@@ -160,6 +171,9 @@ class QueryPublic(BaseModel):
     cql: str = Field(description="The CQL text given, or the CQL form of the JSON definition.")
     definition: dict[str, Any] = Field(description="The normalised query JSON (every default spelled out).")
     controls: ControlsPublic
+    reason: StatusReasonPublic | None = Field(
+        default=None, description="Why the query is not running (null while it runs or is paused)."
+    )
     partitions: list[PartitionStatusPublic]
     revision: int = Field(description="1 when registered, +1 for each replaced definition.")
     created_at: float
