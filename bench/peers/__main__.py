@@ -8,9 +8,11 @@ writes bench/results/peers-<date>[-scale<s>].json and prints the markdown table.
     python -m bench.peers                       # full scale, 3 rounds (about an hour)
     python -m bench.peers --scale 0.1 --rounds 2
     python -m bench.peers --workloads equi3 golab5 --systems replay engine flink
+    python -m bench.peers --systems replay engine joiner   # no JVM: streamjoin alone
 
 Figures: wall seconds of the whole process (start-up included), CPU seconds of it and of the
-children it waited for (the peers' JVMs included), peak RSS (the sum of the job's processes).
+children it waited for (the peers' JVMs included), peak RSS (the sum of the job's processes). The
+joiner reports its own: from the query running to its last result, worker + broker + Redis CPU.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from bench.peers.engine_count import count
 from bench.peers.measure import run
 from bench.peers.report import Run, markdown, summarise
 from bench.peers.systems import SYSTEMS, System
@@ -49,12 +52,12 @@ def measure_once(
     peers_python: Path,
     workdir: Path,
     round_: int,
-    records: int,
+    expect: int,
 ) -> Run:
-    """Run `system` on `data` once; return the measured run (SystemExit if it failed)."""
+    """Run `system` on `data` once (`expect`: the reference count); return the measured run."""
     out, err = workdir / f"{workload.name}.{system.name}.out", workdir / f"{workload.name}.{system.name}.err"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(_ROOT / "services"), str(_ROOT)])}
-    measured = run(system.argv(data, peers_python), stdout=out, stderr=err, env=env)
+    measured = run(system.argv(data, peers_python, expect), stdout=out, stderr=err, env=env)
     if measured.returncode != 0:
         tail = "\n".join(err.read_text(errors="replace").splitlines()[-15:])
         raise SystemExit(f"{system.name} failed on {workload.name} (exit {measured.returncode}):\n{tail}")
@@ -62,24 +65,28 @@ def measure_once(
     out.unlink()
     return Run(
         workload=workload.name,
-        records=records,
+        records=scaled_records(data),
         system=system.name,
         round=round_,
         results=count.results,
-        wall_s=round(measured.wall_s, 3),
-        cpu_s=round(measured.cpu_s, 3),
+        wall_s=round(measured.wall_s if count.wall_s is None else count.wall_s, 3),
+        cpu_s=round(measured.cpu_s if count.cpu_s is None else count.cpu_s, 3),
         peak_rss_kb=max(measured.peak_rss_kb, count.peak_rss_kb),
     )
 
 
-def check_count(runs: list[Run], new: Run) -> None:
-    """Fail the benchmark if `new` disagrees with an earlier run on the same workload."""
-    for old in runs:
-        if old.workload == new.workload and old.results != new.results:
-            raise CountMismatch(
-                f"result counts disagree on {new.workload} ({new.records:,} records): "
-                f"{old.system} {old.results:,}, {new.system} {new.results:,}"
-            )
+def scaled_records(data: Path) -> int:
+    """Return the record count written into `data`."""
+    return int(json.loads((data / "workload.json").read_text())["records"])
+
+
+def check_count(reference: int, new: Run) -> None:
+    """Fail the benchmark if `new` disagrees with the reference count (the engine's, in-process)."""
+    if new.results != reference:
+        raise CountMismatch(
+            f"result counts disagree on {new.workload} ({new.records:,} records): "
+            f"streamjoin engine (reference) {reference:,}, {new.system} {new.results:,}"
+        )
 
 
 def _args(argv: list[str] | None) -> argparse.Namespace:
@@ -121,6 +128,8 @@ def main(argv: list[str] | None = None) -> None:
         if shutil.which("java") is None:
             raise SystemExit("Flink and Spark need Java 17 on PATH (`java`); or pass --systems replay engine")
         peers_python = ensure_venv(args.peers_venv)
+    print("reference counts (streamjoin engine, in-process) ...", file=sys.stderr, flush=True)
+    reference = {name: count(d / "query.json", d / "events.jsonl") for name, d in data.items()}
     runs: list[Run] = []
     started = datetime.datetime.now(datetime.UTC)
     load_before = os.getloadavg()
@@ -129,10 +138,9 @@ def main(argv: list[str] | None = None) -> None:
             order = systems[round_ % len(systems) :] + systems[: round_ % len(systems)]
             for w in workloads:
                 for system in order:
-                    one = measure_once(
-                        system, w, data[w.name], peers_python, Path(tmp), round_, scaled(w, args.scale)
-                    )
-                    check_count(runs, one)
+                    expect = reference[w.name]
+                    one = measure_once(system, w, data[w.name], peers_python, Path(tmp), round_, expect)
+                    check_count(expect, one)
                     runs.append(one)
                     print(
                         f"round {round_ + 1} {w.name:<7} {system.name:<7} {one.results:>10,} results "

@@ -55,8 +55,8 @@ def summarise(runs: Sequence[Run], reference: str = "replay") -> list[dict[str, 
 
 
 def _range(pair: Sequence[float]) -> str:
-    low, high = pair
-    return f"{low:.1f}" if abs(high - low) < 0.05 else f"{low:.1f}-{high:.1f}"
+    low, high = f"{pair[0]:.1f}", f"{pair[1]:.1f}"
+    return low if low == high else f"{low}-{high}"
 
 
 def markdown(rows: Sequence[dict[str, Any]], labels: dict[str, str]) -> str:

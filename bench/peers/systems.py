@@ -3,7 +3,9 @@ its result count.
 
 `replay` is the product as shipped (`streamjoin replay`, every result written to a file); `engine`
 is the same loop counting results without writing them; `flink` and `spark` run their jobs in the
-peers' virtual environment. Each run is a fresh process: start-up is part of the figures.
+peers' virtual environment. Each run is a fresh process: start-up is part of the figures, except
+for `joiner` (the joiner through the embedded broker and Redis), which reports the span from the
+query running to its last result, and the CPU of the worker, broker and Redis over it.
 """
 
 from __future__ import annotations
@@ -21,10 +23,12 @@ _MAIN = "from streamjoin.cli.main import main; main()"
 
 @dataclass(frozen=True)
 class Count:
-    """A run's result count and the peak RSS it reported itself (0: none)."""
+    """A run's result count, and the figures it reported itself (0 / None: measure the process)."""
 
     results: int
     peak_rss_kb: int = 0
+    wall_s: float | None = None
+    cpu_s: float | None = None
 
 
 class System(Protocol):
@@ -33,8 +37,8 @@ class System(Protocol):
     name: str
     label: str
 
-    def argv(self, data: Path, peers_python: Path) -> list[str]:
-        """Return the command that runs the workload in `data`."""
+    def argv(self, data: Path, peers_python: Path, expect: int) -> list[str]:
+        """Return the command that runs the workload in `data` (`expect`: the reference count)."""
         ...
 
     def count(self, stdout: Path) -> Count:
@@ -49,7 +53,7 @@ class Replay:
     name: str = "replay"
     label: str = "streamjoin replay (results written)"
 
-    def argv(self, data: Path, peers_python: Path) -> list[str]:
+    def argv(self, data: Path, peers_python: Path, expect: int) -> list[str]:
         """Return the replay command."""
         return [sys.executable, "-c", _MAIN, "replay", str(data / "query.json"), str(data / "events.jsonl")]
 
@@ -64,16 +68,25 @@ class Replay:
 
 @dataclass(frozen=True)
 class CliJob:
-    """A job module that prints one JSON line {"results": N[, "peak_rss_kb": K]} last."""
+    """A job module that prints one JSON line {"results": N[, "peak_rss_kb": K, "wall_s": W,
+    "cpu_s": C]} last."""
 
     name: str
     label: str
     module: str
-    peers_venv: bool
+    peers_venv: bool = False
+    needs_expect: bool = False
 
-    def argv(self, data: Path, peers_python: Path) -> list[str]:
+    def argv(self, data: Path, peers_python: Path, expect: int) -> list[str]:
         """Return `python -m MODULE DATA` with the right interpreter."""
-        return [str(peers_python if self.peers_venv else sys.executable), "-m", self.module, str(data)]
+        python = peers_python if self.peers_venv else Path(sys.executable)
+        return [
+            str(python),
+            "-m",
+            self.module,
+            str(data),
+            *(["--expect", str(expect)] if self.needs_expect else []),
+        ]
 
     def count(self, stdout: Path) -> Count:
         """Read the job's last line."""
@@ -81,15 +94,23 @@ class CliJob:
         if not lines:
             raise ValueError("no output")
         last = json.loads(lines[-1])
-        return Count(int(last["results"]), int(last.get("peak_rss_kb", 0)))
+        return Count(
+            int(last["results"]), int(last.get("peak_rss_kb", 0)), last.get("wall_s"), last.get("cpu_s")
+        )
 
 
 SYSTEMS: dict[str, System] = {
     s.name: s
     for s in (
         Replay(),
-        CliJob("engine", "streamjoin engine (results counted)", "bench.peers.engine_count", False),
-        CliJob("flink", "Flink 2.3 SQL, p1", "bench.peers.flink_job", True),
-        CliJob("spark", "Spark 4.3 SS, local[2]", "bench.peers.spark_job", True),
+        CliJob("engine", "streamjoin engine (results counted)", "bench.peers.engine_count"),
+        CliJob(
+            "joiner",
+            "streamjoin joiner, 1 worker (broker + Redis)",
+            "bench.peers.joiner_job",
+            needs_expect=True,
+        ),
+        CliJob("flink", "Flink 2.3 SQL, p1", "bench.peers.flink_job", peers_venv=True),
+        CliJob("spark", "Spark 4.3 SS, local[2]", "bench.peers.spark_job", peers_venv=True),
     )
 }
