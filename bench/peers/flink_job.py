@@ -65,7 +65,7 @@ def main() -> None:
     if args.print_sql:
         print(query)
         return
-    from pyflink.table import EnvironmentSettings, TableEnvironment
+    from pyflink.table import EnvironmentSettings, TableEnvironment  # type: ignore[import-not-found]
 
     env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
     config = env.get_config()

@@ -34,8 +34,15 @@ class Count:
 class System(Protocol):
     """One system under test."""
 
-    name: str
-    label: str
+    @property
+    def name(self) -> str:
+        """The name on the command line (`--systems`)."""
+        ...
+
+    @property
+    def label(self) -> str:
+        """The name in the table."""
+        ...
 
     def argv(self, data: Path, peers_python: Path, expect: int) -> list[str]:
         """Return the command that runs the workload in `data` (`expect`: the reference count)."""
