@@ -37,12 +37,8 @@ from streamjoin.shedding.entry import BadImportance, EntryFactory, ShedEntry
 from streamjoin.shedding.policy import PolicyContext, make_policy
 from streamjoin.shedding.runtime import WindowShedder
 
-__all__ = ["SHED_IMPORTANCE", "SHED_RECORDS", "ShedSchedule", "check_shedding"]
+__all__ = ["ShedSchedule", "check_shedding"]
 
-SHED_RECORDS = "shed"
-"""`WindowStats.extra` key: records of the window dropped on arrival or evicted by the policy."""
-SHED_IMPORTANCE = "importance"
-"""`WindowStats.extra` key: the importance of the results whose youngest member is in the window."""
 SHED_BAD = "bad_importance"
 """`WindowStats.extra` key: records whose importance field is not a number > 0 (never joined)."""
 
@@ -95,9 +91,9 @@ class ShedSchedule:
         self.shedder = WindowShedder(make_policy(shedding.policy, context), shedding.share(len(query.inputs)))
         self._held = [_Held() for _ in query.inputs]
         self._synced = False
-        for table in self._tables:
-            table.stats.extra.setdefault(SHED_RECORDS, 0)
-            table.stats.extra.setdefault(SHED_IMPORTANCE, 0.0)
+        for table in self._tables:  # `shed`, `importance`: None (not reported) without shedding
+            table.stats.shed = table.stats.shed or 0
+            table.stats.importance = table.stats.importance or 0.0
 
     def set_memory(self, memory: int) -> None:
         """Set the budget (records over every window); each window's next admission applies it."""
@@ -164,7 +160,7 @@ class ShedSchedule:
         for victim in self.shedder.admit(shed, tuple(held.shed.values()), now):
             del held.shed[victim.seq]
             gone = held.engine.pop(victim.seq)
-            table.stats.extra[SHED_RECORDS] += 1
+            table.stats.shed = (table.stats.shed or 0) + 1
             if victim.seq in group:
                 later.append(gone)
             else:
@@ -201,8 +197,8 @@ class ShedSchedule:
         importance = self.factory.importance
         for result in results[start:]:
             youngest = max(result, key=lambda e: e.seq)
-            stats = tables[youngest.input].stats.extra
-            stats[SHED_IMPORTANCE] += combine([importance(e.record) for e in result])
+            stats = tables[youngest.input].stats
+            stats.importance = (stats.importance or 0.0) + combine([importance(e.record) for e in result])
             produced.update(e.seq for e in result if e.seq < first_seq)
         self.shedder.end_instant(ts, produced)
         for entry in dropped:
