@@ -95,7 +95,9 @@ def run_engine(query: QueryDef, case: Case) -> tuple[Counter[ResultKey], list[di
 
 
 def simulated(query: QueryDef, case: Case, share: int | None) -> Counter[ResultKey]:
-    events = [(n, s, float(r["t"]), r) for n, (s, r) in enumerate(case.lines, start=1)]
+    # The engine orders the records of one timestamp by input, then offset (the simulator: by line).
+    lines = sorted(case.lines, key=lambda line: (line[1]["t"], query.input_index(line[0])))
+    events = [(n, s, float(r["t"]), r) for n, (s, r) in enumerate(lines, start=1)]
     instance = build_instance(query, events)
     assert query.shedding is not None
     policy = (

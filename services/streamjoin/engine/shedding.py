@@ -43,6 +43,10 @@ SHED_BAD = "bad_importance"
 """`WindowStats.extra` key: records whose importance field is not a number > 0 (never joined)."""
 
 
+def _arrival(entry: Entry) -> tuple[int, int, int]:
+    return entry.input, entry.partition, entry.offset
+
+
 def check_shedding(query: QueryDef) -> None:
     """Raise ValueError when `query` has `shedding` but the engine cannot shed it (rows windows)."""
     if query.shedding is None:
@@ -109,23 +113,29 @@ class ShedSchedule:
             j = i + 1
             while j < n and released[j].ts == ts:
                 j += 1
-            self._group(released[i:j], ts, results)
+            # One instant; its records in a fixed order (input, partition, offset), whatever order
+            # they were fetched in, so the joiner, replay and the back-fill shed alike.
+            self._group(sorted(released[i:j], key=_arrival), ts, results)
             i = j
 
     def _resync(self) -> None:
         """Re-derive the policy's statistics from the windows (restored from a checkpoint).
 
         Each held record arrives and is admitted again in release order, at its own timestamp, as
-        if it had just arrived; a window over a (lowered) share sheds at once.
+        if it had just arrived. Nothing is shed here: a window over a (lowered) share sheds at its
+        next admission, as it would had the budget changed in place.
         """
         self._synced = True
         held = sorted((e for table in self._tables for e in table.scan()), key=lambda e: e.seq)
+        share = self.shedder.share
+        self.shedder.share = max(share, len(held))
         for entry in held:
             shed = self._entry(entry)
             if shed is None:
                 continue
             self.shedder.arrive(shed, entry.ts)
             self._admit(entry, shed, entry.ts, frozenset())
+        self.shedder.share = share
 
     def _entry(self, entry: Entry) -> ShedEntry | None:
         try:
