@@ -142,17 +142,15 @@ def main(argv: Sequence[str] | None = None) -> list[Row]:
         exact_of[name] = exact.importance
         head = f"N={n} per stream, w={w}, domain {domain}"
         print(f"\n{name}: {head}; exact {len(exact.results)} results, importance {exact.importance:.0f}")
-        print(
-            f"{'budget':>7} {'policy':>9} {'results':>8} {'importance':>11} {'of optimum':>10} {'records/s':>10}"
-        )
+        titles = ("budget", "policy", "results", "importance", "of optimum", "records/s")
+        print(" ".join(f"{t:>{width}}" for t, width in zip(titles, (7, 9, 8, 11, 10, 10), strict=True)))
         previous: dict[str, float] = {}
         for budget in BUDGETS:
             memory = max(2, int(2 * w * budget))
             best = optimum(instance, exact.results, memory // 2)
             method = f"({best.method})"
-            print(
-                f"{budget:>7.0%} {'optimum':>9} {best.results:>8} {best.importance:>11.0f} {1:>10.3f} {method:>10}"
-            )
+            cells = f"{best.results:>8} {best.importance:>11.0f} {1:>10.3f} {method:>10}"
+            print(f"{budget:>7.0%} {'optimum':>9} {cells}")
             kept: dict[str, float] = {}
             for policy in POLICY_NAMES:
                 results, importance, rate = run_policy(query(w, memory, policy), lines)
