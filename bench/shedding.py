@@ -9,7 +9,7 @@ the importance its output keeps is shown as a share of the offline optimum (`str
 ODJA or the min-cost flow, exact for two inputs), with the engine's throughput (records/s, CPU of
 this process). Then the paper's robust trend checks (reported, not gated).
 
-    python bench/shedding.py            # short: N=800, w=60, domain 40 (about a minute)
+    python bench/shedding.py            # short: N=800, w=60, domain 40 (about 90 s)
     python bench/shedding.py --full     # the docs' figures: N=2000, w=150, domain 100
 """
 
