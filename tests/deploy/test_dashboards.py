@@ -45,6 +45,8 @@ REQUIRED = {
         "estimated cost": "streamjoin_plan_estimated_cost",
         "observed cost": "streamjoin_plan_observed_cost",
         "expirations": "streamjoin_expirations_total",
+        "records shed": "streamjoin_shed_records_total",
+        "importance kept": "streamjoin_importance_kept_total",
     },
     "control-table": {
         "queries": "streamjoin_query_revision",

@@ -143,7 +143,10 @@ def plan_backfill(
     range_only = all(isinstance(i.window, RangeWindow) for i in query.inputs)
     if strategy == "partition-time" and not range_only:
         raise ValueError("time buckets need range windows only: a rows window depends on all its history")
-    chosen: Strategy = strategy or ("partition-time" if range_only else "partition")
+    if strategy == "partition-time" and query.shedding is not None:
+        raise ValueError("time buckets cannot shed: what a shedding policy keeps depends on all history")
+    cuttable = range_only and query.shedding is None
+    chosen: Strategy = strategy or ("partition-time" if cuttable else "partition")
     feeds: list[InputFeed] = []
     for index, inp in enumerate(query.inputs):
         window = effective_window(query, inp.stream)

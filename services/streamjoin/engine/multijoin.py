@@ -34,7 +34,8 @@ from streamjoin.engine.eviction import eviction_hooks
 from streamjoin.engine.join import JoinRunner, Result
 from streamjoin.engine.plan import JoinPlan
 from streamjoin.engine.program import closed_edges, compile_filters
-from streamjoin.engine.schedule import EXPIRATIONS, SCHEDULES, Progress, epoch
+from streamjoin.engine.schedule import EXPIRATIONS, SCHEDULES, Progress, Schedule, epoch
+from streamjoin.engine.shedding import ShedSchedule
 from streamjoin.engine.stats import WindowStats
 from streamjoin.engine.window import StoreFactory, memory_store
 from streamjoin.query.model import QueryDef
@@ -103,7 +104,11 @@ class MultiJoin:
         self._names = query.stream_names
         filters = compile_filters(query)
         admission = admission_for(query)
-        schedule_kind = _registered(SCHEDULES, query.evaluation.mode, "evaluation")
+        schedule_kind: type[Schedule] = (
+            ShedSchedule  # load shedding: its own eager schedule (engine/shedding.py)
+            if query.shedding is not None
+            else _registered(SCHEDULES, query.evaluation.mode, "evaluation")
+        )
         expiration = _registered(EXPIRATIONS, query.expiration.mode, "expiration")(query)
         self._lazy_eval = schedule_kind.lazy
         holding = Holding(
@@ -123,7 +128,8 @@ class MultiJoin:
             for i, inp in enumerate(query.inputs)
         }
         self._clock = Clock(self._names, inputs, query.lateness, partitions, self._journal)
-        self._inclusive = admission.release_inclusive
+        # Shedding: a timestamp is one instant of the paper's model, released whole (strictly below).
+        self._inclusive = admission.release_inclusive and query.shedding is None
         self._progress = Progress()
         hooks = eviction_hooks(eviction, query, self._tables)
         self._schedule = schedule_kind(query, self._runner, expiration, hooks, self._progress)
@@ -141,6 +147,16 @@ class MultiJoin:
         if plan != self.plan:
             self.plan_changes += 1
         self.plan = plan
+
+    def set_shedding_memory(self, memory: int) -> None:
+        """Change the `shedding` budget (records over every window) from the next release on.
+
+        Raises:
+            ValueError: the query has no `shedding`, or `memory` gives a window less than one record.
+        """
+        if not isinstance(self._schedule, ShedSchedule):
+            raise ValueError(f"query {self.query.name!r} has no shedding")
+        self._schedule.set_memory(memory)
 
     # -- input ------------------------------------------------------------------------------
 

@@ -9,6 +9,7 @@ from typing import Any, cast
 
 from streamjoin.engine.entry import Entry
 from streamjoin.query.model import QueryDef
+from streamjoin.shedding.entry import EntryFactory
 
 __all__ = ["Piece", "ResultFormatter", "json_key"]
 
@@ -44,6 +45,8 @@ class ResultFormatter:
         self.prefix = b'{"query":' + json.dumps(query.name).encode() + b","
         """How every output record of this query starts (`encode` and `splicer` alike)."""
         self._head = self.prefix + b'"ts":'
+        # Shedding: every output record carries its importance, combined over its members.
+        self._importance = EntryFactory(query) if query.shedding is not None else None
         self._select: dict[int, list[str]] | None = None
         if query.select is not None:
             self._select = {}
@@ -82,6 +85,24 @@ class ResultFormatter:
         """
         if piece is None:
             piece = _piece_of_entry
+        splice = self._splicer(piece)
+        if self._importance is None:
+            return splice
+        importance = self.importance
+
+        def with_importance(result: Sequence[Entry]) -> bytes:
+            return b'%s,"importance":%s}' % (splice(result)[:-1], json.dumps(importance(result)).encode())
+
+        return with_importance
+
+    def importance(self, result: Sequence[Entry]) -> float:
+        """Return the importance of a result of a query with `shedding` (its members' combined)."""
+        if self._importance is None:
+            raise ValueError(f"query {self.query.name!r} has no shedding: its results carry no importance")
+        value = self._importance.importance
+        return self._importance.combine([value(e.record) for e in result])
+
+    def _splicer(self, piece: Callable[[Entry], Piece]) -> Callable[[Sequence[Entry]], bytes]:
         head = self._head
         n = len(self._names)
         if n == 2:
@@ -116,7 +137,7 @@ class ResultFormatter:
         return json_key(result[index].record.get(field))
 
     def value(self, result: Sequence[Entry]) -> dict[str, Any]:
-        """Return the output record `{"query", "ts", "tuples", "id"}`."""
+        """Return the output record `{"query", "ts", "tuples", "id"}` (and `"importance"` when shedding)."""
         if self._select is None:
             tuples = {self._names[e.input]: e.record for e in result}
         else:
@@ -124,12 +145,15 @@ class ResultFormatter:
                 self._names[i]: {f: result[i].record.get(f) for f in fields}
                 for i, fields in self._select.items()
             }
-        return {
+        value = {
             "query": self.query.name,
             "ts": max(e.ts for e in result),
             "tuples": tuples,
             "id": self.result_id(result),
         }
+        if self._importance is not None:
+            value["importance"] = self.importance(result)
+        return value
 
     def encode(self, result: Sequence[Entry]) -> bytes:
         """Return the output record as compact UTF-8 JSON."""

@@ -28,6 +28,8 @@ class WindowStats:
     filtered: int = 0
     first_ts: float | None = None
     last_ts: float | None = None
+    shed: int | None = None  # with `shedding` (engine/shedding.py): records dropped or evicted
+    importance: float | None = None  # with `shedding`: importance of the results it completed
     extra: dict[str, float] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, object]:

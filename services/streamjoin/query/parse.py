@@ -8,7 +8,7 @@ plane can answer with a 422 that says what is wrong and the replay CLI with a on
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal, TypeGuard, cast
 
 from streamjoin.query.bounds import unbounded_input
@@ -31,7 +31,7 @@ from streamjoin.query.model import (
     WindowDef,
     WithinPair,
 )
-from streamjoin.query.shedding import parse_shedding
+from streamjoin.query.shedding import SheddingDef, parse_shedding
 
 __all__ = [
     "QueryError",
@@ -360,9 +360,16 @@ def parse_definition(raw: object) -> QueryDef:
         start=_start(spec.get("start")),
         dead_letter_topic=dead_letter,
         within=within,
-        shedding=parse_shedding(spec.get("shedding"), inputs=len(inputs)),
+        shedding=_shedding(spec.get("shedding"), inputs),
         filter=None if spec.get("filter") is None else parse_expr(spec["filter"], streams, "filter"),
     )
+
+
+def _shedding(raw: object, inputs: Sequence[InputDef]) -> SheddingDef | None:
+    shedding = parse_shedding(raw, inputs=len(inputs))
+    if shedding is not None and not all(isinstance(i.window, RangeWindow) for i in inputs):
+        raise QueryError("shedding", "needs time-based (range) windows on every input")
+    return shedding
 
 
 def parse_mode(raw: object, where: str) -> ModeDef:

@@ -27,17 +27,30 @@ from streamjoin.query.dump import dump_mode, dump_query
 from streamjoin.query.parse import parse_mode, parse_order
 from streamjoin.registry._json import dumps, json_object
 
-__all__ = ["CONTROL_ATTRIBUTES", "Order", "QueryControls", "QueryRecord"]
+__all__ = ["CONTROL_ATTRIBUTES", "Order", "QueryControls", "QueryRecord", "writable_controls"]
 
 Order: TypeAlias = Literal["auto"] | tuple[str, ...]
 
-CONTROL_ATTRIBUTES: tuple[str, ...] = ("evaluation", "expiration", "order", "paused")
+CONTROL_ATTRIBUTES: tuple[str, ...] = ("evaluation", "expiration", "order", "paused", "shedding_memory")
 """The writable Control-Table attributes of a query, the fields of `streamjoin:control:{query}`."""
+
+
+def writable_controls(query: QueryDef) -> list[str]:
+    """Return the control attributes `query` accepts (`shedding_memory` only with `shedding`)."""
+    return [a for a in CONTROL_ATTRIBUTES if a != "shedding_memory" or query.shedding is not None]
 
 
 def _paused(value: object) -> bool:
     if not isinstance(value, bool):
         raise QueryError("paused", f"must be true or false, not {value!r}")
+    return value
+
+
+def _memory(value: object) -> int | None:
+    if value is None:  # the query's own budget
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise QueryError("shedding_memory", f"must be an integer >= 1 (records), not {value!r}")
     return value
 
 
@@ -58,20 +71,34 @@ class QueryControls:
     expiration: ModeDef = field(default_factory=ModeDef)
     order: Order = "auto"
     paused: bool = False
+    shedding_memory: int | None = None
+    """The `shedding` budget in force (records over every window); None: the query's own."""
 
     @classmethod
     def of(cls, query: QueryDef, *, paused: bool = False) -> QueryControls:
-        """Return the controls a newly registered `query` starts with: its own modes and order."""
-        return cls(query.evaluation, query.expiration, query.order, paused)
+        """Return the controls a newly registered `query` starts with: its own modes, order and budget."""
+        memory = query.shedding.memory if query.shedding is not None else None
+        return cls(query.evaluation, query.expiration, query.order, paused, memory)
 
     def apply(self, query: QueryDef) -> QueryDef:
-        """Return `query` with these controls' evaluation, expiration and order: what a joiner runs.
+        """Return `query` with these controls' evaluation, expiration, order and shedding budget.
 
         Raises:
-            QueryError: the order is not a permutation of the query's input streams (field `order`).
+            QueryError: the order is not a permutation of the query's input streams (field `order`);
+                a shedding budget for a query without `shedding`, or below one record per window
+                (field `shedding_memory`).
         """
         order = parse_order(self.order if self.order == "auto" else list(self.order), query.stream_names)
-        return replace(query, evaluation=self.evaluation, expiration=self.expiration, order=order)
+        shedding = query.shedding
+        if self.shedding_memory is not None:
+            if shedding is None:
+                raise QueryError("shedding_memory", f"query {query.name!r} has no `shedding` to budget")
+            if self.shedding_memory < len(query.inputs):
+                raise QueryError("shedding_memory", f"must be >= {len(query.inputs)} (one record per window)")
+            shedding = replace(shedding, memory=self.shedding_memory)
+        return replace(
+            query, evaluation=self.evaluation, expiration=self.expiration, order=order, shedding=shedding
+        )
 
     def with_changes(self, changes: Mapping[str, Any]) -> QueryControls:
         """Return a copy with `changes` (attribute to its JSON value) applied.
@@ -89,11 +116,13 @@ class QueryControls:
             expiration=parse_mode(c["expiration"], "expiration") if "expiration" in c else self.expiration,
             order=_loose_order(c["order"]) if "order" in c else self.order,
             paused=_paused(c["paused"]) if "paused" in c else self.paused,
+            shedding_memory=_memory(c["shedding_memory"]) if "shedding_memory" in c else self.shedding_memory,
         )
 
     def to_hash(self) -> dict[str, str]:
         """Return the fields of `streamjoin:control:{query}`: attribute to its JSON."""
-        return {name: dumps(value) for name, value in self.as_json().items()}
+        fields = {**self.as_json(), "shedding_memory": self.shedding_memory}  # null: the query's own
+        return {name: dumps(value) for name, value in fields.items()}
 
     @classmethod
     def from_hash(cls, fields: Mapping[str, str]) -> QueryControls:
@@ -105,13 +134,16 @@ class QueryControls:
         return cls().with_changes({k: json.loads(fields[k]) for k in CONTROL_ATTRIBUTES if k in fields})
 
     def as_json(self) -> dict[str, Any]:
-        """Return the controls as one JSON object, attribute to value."""
-        return {
+        """Return the controls as one JSON object, attribute to value (`shedding_memory` with shedding)."""
+        out: dict[str, Any] = {
             "evaluation": dump_mode(self.evaluation),
             "expiration": dump_mode(self.expiration),
             "order": self.order if self.order == "auto" else list(self.order),
             "paused": self.paused,
         }
+        if self.shedding_memory is not None:
+            out["shedding_memory"] = self.shedding_memory
+        return out
 
 
 @dataclass(frozen=True, slots=True)

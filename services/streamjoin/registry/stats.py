@@ -14,7 +14,7 @@ field by field under the same names, into the published record.
 >>> WindowStats.from_json(w.to_json()) == w
 True
 >>> [f.name for f in stat_fields(WindowStats) if f.stat.summary]
-['records', 'bytes', 'arrivals', 'late']
+['records', 'bytes', 'arrivals', 'late', 'shed', 'importance']
 """
 
 from __future__ import annotations
@@ -148,6 +148,16 @@ class WindowStats:
     )
     filtered: int | None = _stat(
         help="Records dropped by a single-input filter.", metric="streamjoin_filtered_records"
+    )
+    shed: int | None = _stat(
+        help="Records shed under the query's shedding budget (dropped on arrival or evicted).",
+        metric="streamjoin_shed_records",
+        summary="records_shed",
+    )
+    importance: float | None = _stat(
+        help="Importance kept: the summed importance of the results this window's records completed.",
+        metric="streamjoin_importance_kept",
+        summary="importance_kept",
     )
     table_records: int | None = _stat(
         help="Records the shared window table of the stream's topic holds now, once for all queries.",

@@ -33,5 +33,5 @@ async def get_control_table(kind: EntityKind, name: str, service: ControlService
 
 @router.patch("/queries/{name}", responses=errors(404, 409, 422))
 async def update_query_controls(name: str, body: ControlUpdate, service: ControlServiceDep) -> ControlTable:
-    """Write a query's controls: evaluation, expiration (mode and interval), order, paused, memory budget."""
+    """Write a query's controls: evaluation, expiration (mode, interval), order, paused, shedding budget."""
     return await service.update_query(name, body)

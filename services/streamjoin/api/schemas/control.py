@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, field_validator
 from pydantic.json_schema import SkipJsonSchema
 
 from streamjoin.api.schemas.queries import ModeSpec
@@ -37,6 +37,9 @@ class ControlUpdate(BaseModel):
     expiration: ModeSpec | None = None
     order: Literal["auto"] | list[StrictStr] | None = None
     paused: StrictBool | None = None
+    shedding_memory: StrictInt | None = Field(
+        default=None, description="The `shedding` budget (records over every window), from the next batch on."
+    )
     memory_budget_bytes: SkipJsonSchema[object] = Field(default=None, exclude=True)
     """Removed (it never reached an engine): given at all, the request is a 422 that says so."""
 

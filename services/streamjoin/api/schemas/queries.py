@@ -135,6 +135,9 @@ class ControlsPublic(BaseModel):
     expiration: dict[str, Any]
     order: Literal["auto"] | list[str]
     paused: bool
+    shedding_memory: int | None = Field(
+        default=None, description="The `shedding` budget in force (records); null without shedding."
+    )
 
     @classmethod
     def of(cls, controls: QueryControls) -> ControlsPublic:

@@ -15,7 +15,8 @@ from typing import Any
 from streamjoin.api.schemas import ControlTable
 from streamjoin.api.services.observe import Observation, QueryObservation, number, total
 from streamjoin.query.model import RangeWindow, WindowDef
-from streamjoin.registry import CONTROL_ATTRIBUTES, OperatorStats, WindowStats
+from streamjoin.registry import OperatorStats, WindowStats
+from streamjoin.registry.query import writable_controls
 from streamjoin.registry.stats import Aggregate, StatField, stat_fields
 
 __all__ = ["operator_table", "query_table", "topic_tables", "window_label", "window_tables"]
@@ -120,7 +121,9 @@ def query_table(qo: QueryObservation) -> ControlTable:
         plan_changes=qo.plan.plan_changes if qo.plan else 0,
         **_latency(qo),
     )
-    return ControlTable(entity="query", name=q.name, attributes=attributes, writable=list(CONTROL_ATTRIBUTES))
+    return ControlTable(
+        entity="query", name=q.name, attributes=attributes, writable=writable_controls(q.query)
+    )
 
 
 def window_tables(qo: QueryObservation) -> list[ControlTable]:
