@@ -13,6 +13,7 @@ from streamjoin.api.schemas.queries import (
     QueryCreate,
     QueryPublic,
     QueryUpdate,
+    QueryValidation,
     WindowSpec,
 )
 from streamjoin.api.schemas.streams import StreamCreate, StreamPublic
@@ -32,6 +33,7 @@ __all__ = [
     "QueryCreate",
     "QueryPublic",
     "QueryUpdate",
+    "QueryValidation",
     "Readiness",
     "ReadinessCheck",
     "ReplanPublic",
