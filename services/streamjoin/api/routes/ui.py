@@ -50,6 +50,6 @@ async def static(name: str) -> Response:
 async def plan_picture(name: str, plans: PlanServiceDep, queries: QueryServiceDep) -> Response:
     """A query's plan drawn as SVG: its streams, the order each origin probes, estimated vs observed cost."""
     query = await queries.get(name)
-    streams = [str(i.get("name")) for i in query.definition.get("inputs", [])]
+    streams = [str(i["stream"]) for i in query.definition["inputs"]]
     svg = plan_svg(await plans.get(name), streams)
     return Response(svg, media_type="image/svg+xml", headers={**_HEADERS, "Cache-Control": "no-store"})

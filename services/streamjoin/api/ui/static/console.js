@@ -120,6 +120,7 @@ async function streamResults(name) {
   try {
     const response = await fetch(url, { headers, signal: controller.signal });
     if (!response.ok) { $("results-state").textContent = "HTTP " + response.status; return; }
+    $("results-state").textContent = "positioned: waiting for results";
     const reader = response.body.getReader();
     const decoder = new TextDecoder();
     let count = 0;
