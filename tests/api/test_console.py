@@ -10,8 +10,8 @@ import os
 import shutil
 import struct
 import zlib
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
