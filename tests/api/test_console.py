@@ -139,7 +139,12 @@ def test_editor_shows_the_parsers_message_and_registers_nothing(
     )
     assert rest.status_code == 422
     assert rest.json()["detail"] in console.inner_text("#validation")
-    assert "position" in rest.json()
+    position = rest.json()["position"]
+    assert console.inner_text("#validation").splitlines()[-2:] == [BAD_CQL, " " * position + "^"]
+    shot = tmp_path / "console-editor-error.png"
+    console.locator("#editor-section").screenshot(path=shot)
+    png_check(shot, 300, 100)
+    keep(shot)
     console.fill("#q-text", "SELECT * FROM a [RANGE 1], c [ROWS 1] WHERE a.k = c.k")
     console.wait_for_selector("#validation.ok")
     assert console.inner_text("#validation") == "valid: reads a, c"

@@ -26,7 +26,7 @@ async function api(method, path, body) {
 function errorText(result) {
   const d = result.data;
   if (d && typeof d === "object" && d.detail) {
-    return d.detail + (d.field ? " (" + d.field + ")" : "") + (d.position !== undefined ? " at " + d.position : "");
+    return d.detail + (d.field ? " (" + d.field + ")" : "");
   }
   return "HTTP " + result.status;
 }
@@ -201,6 +201,15 @@ function draft() {
   return body;
 }
 
+// The line of the query text holding `position`, and a caret under that character.
+function caret(position) {
+  if (typeof position !== "number") return "";
+  const text = $("q-text").value;
+  const start = text.lastIndexOf("\n", position - 1) + 1;
+  const end = text.indexOf("\n", position);
+  return "\n" + text.slice(start, end < 0 ? undefined : end) + "\n" + " ".repeat(position - start) + "^";
+}
+
 async function validate() {
   const seq = ++validateSeq;
   const out = $("validation");
@@ -212,7 +221,7 @@ async function validate() {
     out.textContent = "valid: reads " + r.data.streams.join(", ") + (r.data.exists ? " (a query of this name exists)" : "");
   } else {
     out.className = "validation error";
-    out.textContent = errorText(r);
+    out.textContent = errorText(r) + caret(r.data && r.data.position);
   }
 }
 
