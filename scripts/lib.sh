@@ -11,7 +11,8 @@ VENV="$REPO_ROOT/.venv"
 # Debian packages the embedded stack needs, as "package:command" (the command tells if it is there).
 # prometheus: tests/api and tests/deploy scrape the services with a real one; it also brings promtool.
 # openjdk-17-jre-headless: PySpark's local mode (the back-fill tests).
-APT_PACKAGES=("redis-server:redis-server" "prometheus:prometheus" "prometheus:promtool" "openjdk-17-jre-headless:java")
+# chromium: the console's end-to-end tests (tests/ui) drive it headless with Playwright.
+APT_PACKAGES=("redis-server:redis-server" "prometheus:prometheus" "prometheus:promtool" "openjdk-17-jre-headless:java" "chromium:chromium")
 
 if [[ -t 1 ]]; then _BOLD=$'\e[1m'; _RED=$'\e[31m'; _GREEN=$'\e[32m'; _RESET=$'\e[0m'; else _BOLD=; _RED=; _GREEN=; _RESET=; fi
 

@@ -17,7 +17,7 @@ from streamjoin.api.config import ApiSettings, check_api_settings
 from streamjoin.api.errors import install_error_handlers
 from streamjoin.api.limits import RequestGuard
 from streamjoin.api.restore import RegistryGuard
-from streamjoin.api.routes import health_router, metrics_router, v1_router
+from streamjoin.api.routes import health_router, metrics_router, ui_router, v1_router
 from streamjoin.backfill.jobs import BackfillJobs
 from streamjoin.client_security import aiokafka_options
 from streamjoin.registry import KafkaRegistryLog, RegistryStore
@@ -71,4 +71,5 @@ def create_app(settings: ApiSettings) -> FastAPI:
     app.include_router(v1_router)
     app.include_router(metrics_router)
     app.include_router(health_router)
+    app.include_router(ui_router)
     return app

@@ -2,13 +2,14 @@
 
 from fastapi import APIRouter, Depends
 
-from streamjoin.api.routes import backfills, control, health, metrics, plans, queries, results, streams
+from streamjoin.api.routes import backfills, control, health, metrics, plans, queries, results, streams, ui
 from streamjoin.api.security import authorize
 
-__all__ = ["health_router", "metrics_router", "v1_router"]
+__all__ = ["health_router", "metrics_router", "ui_router", "v1_router"]
 
 v1_router = APIRouter(prefix="/v1", dependencies=[Depends(authorize)])
 v1_router.include_router(streams.router)
+v1_router.include_router(queries.validate_router)
 v1_router.include_router(queries.router)
 v1_router.include_router(plans.router)
 v1_router.include_router(results.router)
@@ -19,3 +20,5 @@ metrics_router = APIRouter(dependencies=[Depends(authorize)])
 metrics_router.include_router(metrics.router)
 
 health_router = health.router
+
+ui_router = ui.router

@@ -6,11 +6,18 @@ from fastapi import APIRouter, Response, status
 
 from streamjoin.api.deps import QueryServiceDep
 from streamjoin.api.routes.responses import errors
-from streamjoin.api.schemas import QueryCreate, QueryPublic, QueryUpdate
+from streamjoin.api.schemas import QueryCreate, QueryPublic, QueryUpdate, QueryValidation
 
-__all__ = ["router"]
+__all__ = ["router", "validate_router"]
 
 router = APIRouter(prefix="/queries", tags=["queries"])
+validate_router = APIRouter(tags=["queries"])
+
+
+@validate_router.post("/queries:validate", responses=errors(422))
+async def validate_query(body: QueryCreate, service: QueryServiceDep) -> QueryValidation:
+    """Check a query as registering it would (same body, same compile step, same 422s); store nothing."""
+    return await service.validate(body)
 
 
 @router.post("", status_code=status.HTTP_201_CREATED, responses=errors(409, 422))

@@ -13,6 +13,7 @@ from streamjoin.api.schemas.queries import (
     QueryCreate,
     QueryPublic,
     QueryUpdate,
+    QueryValidation,
     StatusReasonPublic,
     WindowSpec,
 )
@@ -34,6 +35,7 @@ __all__ = [
     "QueryCreate",
     "QueryPublic",
     "QueryUpdate",
+    "QueryValidation",
     "Readiness",
     "ReadinessCheck",
     "ReplanPublic",

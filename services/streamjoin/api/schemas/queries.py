@@ -182,3 +182,14 @@ class QueryPublic(BaseModel):
     created_at: float
     updated_at: float
     registry_version: int = Field(description="The registry version this answer reflects.")
+
+
+class QueryValidation(BaseModel):
+    """A query that would register: the same compile step as `POST /v1/queries`, nothing stored."""
+
+    valid: Literal[True] = True
+    name: str
+    cql: str = Field(description="The CQL form of the query.")
+    definition: dict[str, Any] = Field(description="The normalised query JSON it would register.")
+    streams: list[str] = Field(description="The registered streams it reads.")
+    exists: bool = Field(description="Whether a query of this name is registered (registering would be 409).")

@@ -15,6 +15,7 @@ from streamjoin.api.schemas import (
     QueryCreate,
     QueryPublic,
     QueryUpdate,
+    QueryValidation,
     StatusReasonPublic,
 )
 from streamjoin.api.services.compile import compile_query
@@ -50,6 +51,21 @@ class QueryService:
         record = QueryRecord.of(compiled.query, cql=compiled.cql, paused=body.paused, at=at)
         version = await self._store.create_query(record, streams=compiled.streams)
         return query_public(record, [], version)
+
+    async def validate(self, body: QueryCreate) -> QueryValidation:
+        """Run registration's compile step on `body` and change nothing; raise `QueryError` (422)."""
+        snapshot = await self._store.snapshot()
+        compiled = compile_query(body.query_json(), body.cql, snapshot.streams, body.sql)
+        check_limits(compiled.query, snapshot.streams, list(snapshot.queries), self._limits)
+        record = QueryRecord.of(compiled.query, cql=compiled.cql, paused=body.paused, at=0.0)
+        public = query_public(record, [], snapshot.version)
+        return QueryValidation(
+            name=public.name,
+            cql=public.cql,
+            definition=public.definition,
+            streams=sorted({s.name for s in compiled.streams}),
+            exists=public.name in snapshot.queries,
+        )
 
     async def replace(self, name: str, body: QueryUpdate) -> QueryPublic:
         """Replace a query's definition; raise `NotFoundError`, `QueryError` or `ApiError`."""

@@ -1,0 +1,195 @@
+"""The console at `/ui`, end to end: a real API on the real Redis and broker, driven in headless Chromium.
+
+Each test checks what the user sees against what REST says, and takes a screenshot that is checked
+(a real PNG of a rendered page, not blank). Set `STREAMJOIN_UI_SCREENSHOTS=<dir>` to keep them.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import struct
+import zlib
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from streamjoin.engine import JoinPlan
+
+from .server import TOKEN, ApiServer
+from .test_results import produce
+
+pytestmark = pytest.mark.integration
+
+CHROMIUM = "/usr/bin/chromium"
+MakeTopic = Callable[..., str]
+CQL = "SELECT * FROM a [RANGE 100], b [ROWS 50], c [RANGE 10] WHERE a.src = b.src AND b.src = c.src"
+BAD_CQL = "SELECT * FROM a [RANGE 1], b [ROWS 1] WHERE a.x = b.src OR"
+
+sync_api = pytest.importorskip("playwright.sync_api")
+if not Path(CHROMIUM).exists():  # scripts/lib.sh installs Debian's chromium
+    pytest.skip(f"{CHROMIUM} is missing: apt-get install chromium", allow_module_level=True)
+
+
+def png_check(path: Path, min_width: int, min_height: int) -> None:
+    """Assert `path` is a PNG at least this large whose pixels are not all one colour."""
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    width, height = struct.unpack(">II", data[16:24])
+    assert width >= min_width and height >= min_height, (width, height)
+    idat, at = b"", 8
+    while at < len(data):
+        (length,) = struct.unpack(">I", data[at : at + 4])
+        if data[at + 4 : at + 8] == b"IDAT":
+            idat += data[at + 8 : at + 8 + length]
+        at += 12 + length
+    pixels = zlib.decompress(idat)
+    assert len(set(pixels)) > 20, "the screenshot is blank"
+
+
+def keep(path: Path) -> None:
+    target = os.environ.get("STREAMJOIN_UI_SCREENSHOTS")
+    if target:
+        Path(target).mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, Path(target) / path.name)
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    with sync_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@pytest.fixture
+def console(streams: ApiServer, browser: Any, make_topic: MakeTopic) -> Iterator[Any]:
+    """The console open on an API with streams a, b, c and query `flows` (not claimed by any joiner)."""
+    body = {"name": "flows", "cql": CQL, "output": {"topic": make_topic("console")}}
+    assert streams.client.post("/v1/queries", json=body).status_code == 201
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    response = page.goto(streams.url + "/ui")
+    assert response is not None and response.status == 200
+    csp = response.headers["content-security-policy"]
+    assert "script-src 'self'" in csp and "unsafe-inline" not in csp
+    page.fill("#token", TOKEN)
+    page.click("#token-form button[type=submit]")
+    page.wait_for_selector("#queries tr[data-query=flows]")
+    yield page
+    page.close()
+    assert not [e for e in errors if "Content Security Policy" in e], errors
+
+
+def test_lists_streams_and_queries_with_status_and_why(
+    console: Any, streams: ApiServer, tmp_path: Path
+) -> None:
+    row = console.locator("#queries tr[data-query=flows]")
+    public = streams.client.get("/v1/queries/flows").json()
+    assert row.locator(".status").inner_text() == public["status"] == "pending"
+    assert "no joiner has claimed it" in row.locator(".why").inner_text()
+    names = console.locator("#streams tbody tr").evaluate_all("rows => rows.map(r => r.dataset.stream)")
+    assert names == [s["name"] for s in streams.client.get("/v1/streams").json()] == ["a", "b", "c"]
+    shot = tmp_path / "console-overview.png"
+    console.screenshot(path=shot, full_page=True)
+    png_check(shot, 1400, 600)
+    keep(shot)
+
+
+def test_plan_picture_has_one_node_per_stream_and_each_origins_order(
+    console: Any, streams: ApiServer, tmp_path: Path
+) -> None:
+    plan = JoinPlan.from_global(["b", "a", "c"], 42.0)
+    with ThreadPoolExecutor(1) as pool:  # Playwright's loop runs in this thread: publish from another
+        pool.submit(streams.call, "write_plan", "flows", plan, statistics={}).result()
+    console.click("#queries tr[data-query=flows] td.name")
+    svg = console.locator("#plan svg.plan")
+    svg.wait_for()
+    assert svg.get_attribute("data-query") == "flows"
+    nodes = svg.locator(".stream-node").evaluate_all("g => g.map(n => n.dataset.stream)")
+    assert nodes == ["a", "b", "c"]
+    plan = streams.client.get("/v1/queries/flows/plan").json()
+    for origin, order in plan["local_orders"].items():
+        drawn = svg.locator(f".probe-row[data-origin={origin}] .step").evaluate_all(
+            "g => g.map(n => n.dataset.stream)"
+        )
+        assert drawn == [origin, *[s for s in order if s != origin]]
+    assert svg.locator(".cost-estimated").text_content().endswith("42")
+    shot = tmp_path / "console-plan.png"
+    svg.screenshot(path=shot)
+    png_check(shot, 300, 150)
+    keep(shot)
+
+
+def test_editor_shows_the_parsers_message_and_registers_nothing(
+    console: Any, streams: ApiServer, tmp_path: Path
+) -> None:
+    before = streams.dump()
+    console.select_option("#q-lang", "cql")
+    console.fill("#q-text", BAD_CQL)
+    console.wait_for_selector("#validation.error")
+    rest = streams.client.post(
+        "/v1/queries:validate", json={"name": "my_query", "cql": BAD_CQL, "output": {"topic": "my_query.out"}}
+    )
+    assert rest.status_code == 422
+    assert rest.json()["detail"] in console.inner_text("#validation")
+    position = rest.json()["position"]
+    assert console.inner_text("#validation").splitlines()[-2:] == [BAD_CQL, " " * position + "^"]
+    shot = tmp_path / "console-editor-error.png"
+    console.locator("#editor-section").screenshot(path=shot)
+    png_check(shot, 300, 100)
+    keep(shot)
+    console.fill("#q-text", "SELECT * FROM a [RANGE 1], c [ROWS 1] WHERE a.k = c.k")
+    console.wait_for_selector("#validation.ok")
+    assert console.inner_text("#validation") == "valid: reads a, c"
+    assert streams.dump() == before  # validating stored nothing
+    shot = tmp_path / "console-editor.png"
+    console.locator("#editor-section").screenshot(path=shot)
+    png_check(shot, 300, 100)
+    keep(shot)
+
+
+def test_patch_from_the_console_changes_the_control(console: Any, streams: ApiServer) -> None:
+    url = "/v1/control/queries/flows"
+    assert streams.client.get(url).json()["attributes"]["order"] == "auto"
+    console.fill("input[data-control='flows.order']", '["c", "b", "a"]')
+    console.click("button[data-apply='flows.order']")
+    console.wait_for_function(
+        '() => document.querySelector("input[data-control=\'flows.order\']").value === \'["c","b","a"]\''
+    )
+    assert streams.client.get(url).json()["attributes"]["order"] == ["c", "b", "a"]
+    console.fill("input[data-control='flows.order']", '["c", "zz"]')  # the API's 422 is shown
+    console.click("button[data-apply='flows.order']")
+    console.wait_for_selector("#notice:not([hidden])")
+    assert console.inner_text("#notice").startswith("order: ")
+    assert streams.client.get(url).json()["attributes"]["order"] == ["c", "b", "a"]
+
+
+def test_writes_without_the_token_are_refused(console: Any, streams: ApiServer) -> None:
+    console.click("#token-clear")
+    console.fill("input[data-control='flows.paused']", "true")
+    console.click("button[data-apply='flows.paused']")
+    console.wait_for_selector("#notice:not([hidden])")
+    assert "bearer token is required" in console.inner_text("#notice")
+    assert streams.client.get("/v1/control/queries/flows").json()["attributes"]["paused"] is False
+    assert console.evaluate("() => sessionStorage.getItem('streamjoin.token')") is None
+
+
+def test_live_results(console: Any, streams: ApiServer, kafka_broker: str) -> None:
+    console.click("#queries tr[data-query=flows] td.name")
+    console.wait_for_selector("#results-state:has-text('positioned')")
+    topic = streams.client.get("/v1/queries/flows").json()["definition"]["output"]["topic"]
+    values = [{"query": "flows", "ts": n, "id": f"r{n}<b>"} for n in range(3)]
+    produce(kafka_broker, topic, values)
+    console.wait_for_selector("#results-state:has-text('3 result(s)')")
+    text = console.inner_text("#results")
+    assert [v["id"] for v in values] == [f"r{n}<b>" for n in range(3)] and all(
+        f"r{n}<b>" in text for n in range(3)
+    )
+    assert console.locator("#results b").count() == 0  # shown as text, never as HTML
