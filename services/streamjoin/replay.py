@@ -1,4 +1,4 @@
-"""Replay a query over a JSONL file of events with the live engine (semantics.md section 6).
+"""Replay a query over a JSONL file of events with the live engine (docs/queries.md, "Replay").
 
 No Kafka, no Redis: each stream is one partition, a record's offset is its position in its stream,
 and the records alone drive the watermark; the end of the file releases everything.

@@ -1,4 +1,4 @@
-"""The configuration contract every service reads (architecture.md, "Configuration").
+"""The configuration contract every service reads (README.md, "Configuration").
 
 Precedence: command-line flags, then environment variables prefixed `STREAMJOIN_`, then the defaults
 below. Settings are built at start-up by `load_settings`, never at import, so a test or a command can

@@ -46,7 +46,7 @@ def e2e(
                 "--bootstrap", kafka_broker, "--redis-url", redis_server, "--prefix", api.prefix,
                 "--group", f"e2e-{uuid.uuid4().hex[:8]}", "--worker-id", "w-e2e",
                 # An input that received nothing for 1 s stops holding the watermark back
-                # (semantics.md section 1), so b's records are joined without waiting for a to move.
+                # (docs/queries.md), so b's records are joined without waiting for a to move.
                 "--idle-timeout-ms", "1000",
             ],
             log_path=tmp_path / "joiner.log",

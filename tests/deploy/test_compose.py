@@ -118,7 +118,7 @@ def test_each_command_is_accepted_by_the_cli(compose: dict[str, Any], service: s
 
 
 def test_configuration_is_only_the_streamjoin_contract(compose: dict[str, Any]) -> None:
-    """Product services get the STREAMJOIN_* variables (architecture.md), pointing at compose services."""
+    """Product services get the STREAMJOIN_* variables (README.md), pointing at compose services."""
     for name in product_services(compose):
         env = compose["services"][name]["environment"]
         assert all(key.startswith("STREAMJOIN_") for key in env), (name, env)

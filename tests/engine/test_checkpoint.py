@@ -171,7 +171,7 @@ def _feed(engine: MultiJoin, ts: float, offset: int) -> list[Any]:
 
 
 def test_lazy_evaluation_waits_for_a_multiple_of_every_after_a_switch_from_eager() -> None:
-    """semantics.md: lazy joins "each time the watermark crosses a multiple of tau". The checkpoint of
+    """docs/queries.md: lazy joins "each time the watermark crosses a multiple of tau". The checkpoint of
     an eager engine carries no lazy epoch; the lazy engine restored from it (a control change) must
     still hold its first batch until the watermark crosses the next multiple, not join it at once."""
     state = CommittedState()

@@ -1,4 +1,4 @@
-"""Late records (semantics.md section 1): rejected by `add`, counted, never joined.
+"""Late records (docs/queries.md): rejected by `add`, counted, never joined.
 
 With disorder beyond `lateness` and `advance()` at random points (lateness is judged against the
 watermark when the record arrives, not at the last `advance`), the engine rejects exactly the

@@ -1,6 +1,6 @@
 """Check the oracle against a second, differently written definition of the result set.
 
-Golab's incremental view (semantics.md section 3, last paragraph, extended to disorder): order all
+Golab's incremental view (docs/queries.md, "The result set", last paragraph, extended to disorder): order all
 records by (ts, input, partition, offset); each result is produced by its youngest member k, from the
 records before k that are in their windows as seen at k.ts. A rows window there is computed by sorting
 the group's records with ts <= k.ts and keeping the last N, instead of counting newer records.

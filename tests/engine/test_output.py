@@ -1,4 +1,4 @@
-"""The output record (semantics.md section 5): value, key, id, and the spliced form the services use."""
+"""The output record (docs/queries.md): value, key, id, and the spliced form the services use."""
 
 from __future__ import annotations
 

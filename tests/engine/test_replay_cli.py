@@ -1,4 +1,4 @@
-"""`streamjoin replay QUERY.json EVENTS.jsonl` (semantics.md section 6) against the oracle.
+"""`streamjoin replay QUERY.json EVENTS.jsonl` (docs/queries.md, "Replay") against the oracle.
 
 Output lines must be exactly the oracle's results in the format of section 5, nothing else on
 stdout; a bad query or events line exits 2 with one line on stderr naming the problem (and the line
@@ -167,7 +167,7 @@ def test_replay_in_process_equals_the_oracle(case: Case) -> None:
 @engine_settings(30)
 @given(case=cases(n=(2, 3), max_partitions=1, late=True))
 def test_replay_with_late_records_equals_the_oracle(case: Case) -> None:
-    """The same with records beyond `lateness`: late records join nothing (semantics.md section 1)."""
+    """The same with records beyond `lateness`: late records join nothing (docs/queries.md)."""
     _replay_every_mode(case, "replay-late")
 
 

@@ -1,4 +1,4 @@
-"""Hand-computed cases of semantics.md section 3 and Golab's checks G1, G2 and G9, on the engine.
+"""Hand-computed cases of docs/queries.md, "The result set" and Golab's checks G1, G2 and G9, on the engine.
 
 Each case runs under every evaluation x expiration x algorithm x join order, with `advance()` after
 every record and with no `advance()` until `finish()`. The expected results are written out by hand;

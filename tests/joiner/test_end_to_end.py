@@ -58,7 +58,7 @@ def test_joiner_matches_oracle(
         f"missing {sum((want - got).values())}, extra {sum((got - want).values())}\n{joiner.log_tail()}"
     )
     assert code == 0, f"the worker did not exit cleanly on SIGTERM (code {code})\n{joiner.log_tail()}"
-    # Output records: semantics.md section 5, keyed by the first join attribute, on partition p.
+    # Output records: docs/queries.md, "The output record", keyed by the first join attribute, on partition p.
     sample = json.loads(records[0].value)
     assert set(sample) == {"query", "ts", "tuples", "id"} and set(sample["tuples"]) == {"a", "b", "c"}
     # Numbered 1, 2, ... per partition without gaps; the operator owns its output partition, so only

@@ -2,7 +2,7 @@
 
 Each Spark task writes its own results (nothing goes back through the driver):
 - `KafkaSink`: one record per result on the output topic, exactly as the live joiner writes it:
-  value = the output JSON of semantics.md section 5 (with its `id`), key = the first equi-join
+  value = the output JSON of docs/queries.md, "The output record" (with its `id`), key = the first equi-join
   attribute, header `id` = the result id, partition = input partition number `p` modulo the output
   topic's partition count. A back-filled result thus lands next to its live twin, and a consumer
   de-duplicates the two (or a retried task's repeats) by id; the header `sj-source: backfill` tells

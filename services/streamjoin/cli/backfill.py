@@ -37,7 +37,7 @@ def load_query_file(path: Path) -> QueryDef:
 
 
 def backfill_command(
-    query_file: Annotated[Path, typer.Argument(help="The query JSON (semantics.md section 4).")],
+    query_file: Annotated[Path, typer.Argument(help="The query JSON (docs/queries.md, 'The query JSON').")],
     from_: Annotated[str, typer.Option("--from", help="First t_max included: a number or ISO-8601 (ms).")],
     to: Annotated[str, typer.Option("--to", help="First t_max excluded: a number or ISO-8601 (ms).")],
     out: Annotated[

@@ -1,4 +1,4 @@
-"""`streamjoin joiner`: run one joiner worker in the foreground until SIGTERM (architecture.md)."""
+"""`streamjoin joiner`: run one joiner worker in the foreground until SIGTERM (docs/joiner.md)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The Faust app of a joiner worker: group membership, co-partitioned assignment and rebalancing only.
 
-Faust's stream layer runs at about 9k records/s against the embedded broker (architecture.md), so the
+Faust's stream layer runs at about 9k records/s against the embedded broker (docs/joiner.md), so the
 join does not read through it. Faust subscribes to every input topic (one agent per topic, whose body
 never receives anything), its `PartitionAssignor` assigns partition p of every co-partitioned topic
 to the same worker, and its rebalance signals tell the worker which (query, partition) operators to

@@ -397,7 +397,7 @@ class PartitionOperator:
         idle: set[str],
         now: float,
     ) -> bool:
-        """Mark inputs idle after `idle_timeout` without records (semantics.md section 1)."""
+        """Mark inputs idle after `idle_timeout` without records (docs/queries.md)."""
         changed = False
         for tp in data:
             for stream, _ in self._builder.streams_of.get(tp.topic, ()):

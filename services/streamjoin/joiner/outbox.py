@@ -4,7 +4,7 @@ An operator encodes each result (and each dead letter) once, commits the bytes t
 the batch, and publishes the same key and value after the commit with one more header, `sj-seq`,
 whose value `query/partition/seq` lets a restarted owner find what was already published (on a
 results partition the operator owns alone, only the last record of each publish has it). Results
-carry no other header (their `id` is a field of the value, semantics.md section 5): every header
+carry no other header (their `id` is a field of the value, docs/queries.md, "The output record"): every header
 costs the producer about 0.5 µs per record.
 
 >>> r = OutboxRecord(b'"k1"', b'{"query":"q"}', (("id", b"abc"),))

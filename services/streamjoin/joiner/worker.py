@@ -1,4 +1,4 @@
-"""`JoinerWorker`: one `streamjoin joiner` process (architecture.md, "joiner").
+"""`JoinerWorker`: one `streamjoin joiner` process (docs/joiner.md).
 
 It follows the registry, subscribes its Faust app to every input topic, and runs one
 `PartitionOperator` per (query, partition) whose input partitions Faust assigned to it. Faust's

@@ -1,4 +1,4 @@
-"""Parse the CQL subset of semantics.md section 4 into the query JSON; format a query back as CQL.
+"""Parse the CQL subset of docs/queries.md, "CQL" into the query JSON; format a query back as CQL.
 
 A hand-written tokenizer and recursive-descent parser: the text is data, never evaluated. Grammar
 (keywords case-insensitive, identifiers case-sensitive, `"quoted"` identifiers for anything else)::

@@ -1,4 +1,4 @@
-"""The query definition: what a user writes, immutable and validated (semantics.md section 4).
+"""The query definition: what a user writes, immutable and validated (docs/queries.md, "The query JSON").
 
 A `QueryDef` is built by `streamjoin.query.parse.parse_query` from the query JSON; the runtime
 objects that hold state (`streamjoin.engine.MultiJoin`) are built from it, never the other way round.

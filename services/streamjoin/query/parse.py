@@ -1,4 +1,4 @@
-"""Parse and validate the query JSON of semantics.md section 4 into a `QueryDef`.
+"""Parse and validate the query JSON of docs/queries.md, "The query JSON" into a `QueryDef`.
 
 The input is data: it is walked field by field, never evaluated. Every problem raises a
 `QueryError` whose `field` names the offending place (`inputs[1].window.range`), so the control

@@ -1,4 +1,4 @@
-"""Test support shipped with the package: the brute-force oracle of semantics.md section 3.
+"""Test support shipped with the package: the brute-force oracle of docs/queries.md, "The result set".
 
 The joiner, replay and back-fill tests, and users testing their own queries, compare what an
 engine produced with `expected_results`.

@@ -1,4 +1,4 @@
-"""A brute-force oracle for the result set of a query, written straight from semantics.md section 3.
+"""A brute-force oracle for the result set of a query, written from docs/queries.md, "The result set".
 
 It shares no code with the engine and is kept as simple as it can be, because everything else
 (the engine's property tests, the joiner, replay and back-fill tests) trusts it:
@@ -11,7 +11,7 @@ It shares no code with the engine and is kept as simple as it can be, because ev
   does not occupy a window: the oracle leaves it out. Tests that want exact equality generate
   inputs without late records and check that with `late_events`.
 
-Choices where semantics.md is silent (documented here, and what the engine is tested against):
+Choices where docs/queries.md is silent (documented here, and what the engine is tested against):
 
 - **Watermark before the first record.** An input partition that has seen nothing yet holds the
   watermark at -infinity. By default the partitions of the query are the ones seen so far, and
@@ -110,7 +110,7 @@ def result_key(entries: Iterable[EntryLike]) -> ResultKey:
 def replay_events(query: QueryDef, lines: Iterable[tuple[str, Mapping[str, Any]]]) -> list[Event]:
     """Return the events of a replay input: (stream, record) pairs in arrival order.
 
-    As in `streamjoin replay` (semantics.md section 6), each stream is one partition (0) and a
+    As in `streamjoin replay` (docs/queries.md, "Replay"), each stream is one partition (0) and a
     record's offset is its position among the stream's records; its timestamp is the field named by
     the input's `timestamp` (a replay has no Kafka timestamp, so that must not be null).
     """
@@ -147,7 +147,7 @@ def watermarks(
     *,
     partitions: Collection[tuple[str, int]] | None = None,
 ) -> list[float]:
-    """Return the watermark just before each event arrives (semantics.md section 1).
+    """Return the watermark just before each event arrives (docs/queries.md, watermark).
 
     The watermark is the minimum over the query's input partitions of the largest timestamp seen
     there, minus `lateness`; a partition that has seen nothing holds it at -infinity; it never
