@@ -18,6 +18,7 @@ from streamjoin.engine.entry import Entry
 from streamjoin.query.expr import Call, Expr, split_filter, streams_of
 from streamjoin.query.expr_eval import compile_predicate
 from streamjoin.query.model import FieldRef, Predicate, QueryDef
+from streamjoin.query.predicates import OPERATORS
 
 if TYPE_CHECKING:
     from streamjoin.engine.admission import Admission
@@ -36,14 +37,6 @@ __all__ = [
     "join_edges",
 ]
 
-OPERATORS: Mapping[str, Callable[[Any, Any], bool]] = {
-    "=": operator.eq,
-    "!=": operator.ne,
-    "<": operator.lt,
-    "<=": operator.le,
-    ">": operator.gt,
-    ">=": operator.ge,
-}
 
 Partial = tuple[Entry, ...]
 PairCheck = Callable[[Partial, Entry], bool]

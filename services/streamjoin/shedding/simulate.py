@@ -19,29 +19,19 @@ A record dropped or evicted joins nothing later. With no capacity the output is 
 from __future__ import annotations
 
 import math
-import operator
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from streamjoin.query.model import FieldRef, Operand, Predicate
+from streamjoin.query.predicates import MISSING, compare
 from streamjoin.shedding.entry import ShedEntry
 from streamjoin.shedding.instance import ShedInstance
 from streamjoin.shedding.policy import SheddingPolicy
 from streamjoin.shedding.runtime import WindowShedder
 
 __all__ = ["Outcome", "ShedResult", "simulate"]
-
-_OPERATORS: dict[str, Callable[[Any, Any], Any]] = {
-    "=": operator.eq,
-    "!=": operator.ne,
-    "<": operator.lt,
-    "<=": operator.le,
-    ">": operator.gt,
-    ">=": operator.ge,
-}
-_MISSING = object()
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,19 +58,14 @@ class Outcome:
 
 def _value(operand: Operand, names: Sequence[str], combo: Sequence[Mapping[str, Any]]) -> Any:
     if isinstance(operand, FieldRef):
-        return combo[names.index(operand.stream)].get(operand.field, _MISSING)
+        return combo[names.index(operand.stream)].get(operand.field, MISSING)
     return operand
 
 
 def _holds(predicate: Predicate, names: Sequence[str], combo: Sequence[Mapping[str, Any]]) -> bool:
     left = _value(predicate.left, names, combo)
     right = _value(predicate.right, names, combo)
-    if left is _MISSING or right is _MISSING:
-        return False
-    try:
-        return bool(_OPERATORS[predicate.op](left, right))
-    except TypeError:
-        return False
+    return compare(predicate.op, left, right)
 
 
 class _Prober:

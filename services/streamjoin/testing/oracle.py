@@ -47,13 +47,13 @@ Example (Golab & Özsu's Tables 2 and 3: only two combinations are inside every 
 from __future__ import annotations
 
 import math
-import operator
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeAlias
 
 from streamjoin.query.model import FieldRef, Operand, Predicate, QueryDef, RangeWindow, RowsWindow
+from streamjoin.query.predicates import MISSING, compare
 from streamjoin.testing.oracle_filter import filter_holds
 
 __all__ = [
@@ -69,16 +69,6 @@ __all__ = [
 
 ResultKey: TypeAlias = tuple[tuple[int, int], ...]
 """A result: the (partition, offset) of each component, in query input order."""
-
-_OPERATORS: dict[str, Callable[[Any, Any], Any]] = {
-    "=": operator.eq,
-    "!=": operator.ne,
-    "<": operator.lt,
-    "<=": operator.le,
-    ">": operator.gt,
-    ">=": operator.ge,
-}
-_MISSING = object()
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,19 +179,14 @@ def late_events(
 
 def _value(operand: Operand, combo: Mapping[str, Event]) -> Any:
     if isinstance(operand, FieldRef):
-        return combo[operand.stream].record.get(operand.field, _MISSING)
+        return combo[operand.stream].record.get(operand.field, MISSING)
     return operand
 
 
 def _holds(predicate: Predicate, combo: Mapping[str, Event]) -> bool:
     left = _value(predicate.left, combo)
     right = _value(predicate.right, combo)
-    if left is _MISSING or right is _MISSING:
-        return False
-    try:
-        return bool(_OPERATORS[predicate.op](left, right))
-    except TypeError:
-        return False
+    return compare(predicate.op, left, right)
 
 
 def _group(window: RowsWindow, event: Event) -> tuple[int, Any]:
