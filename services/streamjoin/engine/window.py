@@ -79,44 +79,6 @@ class WindowStore(Protocol):
     def expire(self, now: float) -> int:
         """Drop what no record with timestamp >= `now` can join; return how many were dropped."""
 
-    def expire_bucket(self, field: str, value: Any, now: float) -> int:
-        """Drop the expired entries of the bucket of `field` that `value` falls in; return the count.
-
-        A range window only (Kostowski's bucket-level invalidation): a bucket is in release order,
-        so its expired entries are at its front. They leave every index and the statistics at once
-        and the scan order lazily (the next `expire` skips them); `expired_log` records them.
-        """
-        if self._rows is not None:
-            return 0
-        index = self._indexes[field]
-        key = bucket_key(value, self._buckets)
-        bucket = index.get(key)
-        bound = now - self._range  # type: ignore[operator]
-        if not bucket or bucket[0].ts >= bound:
-            return 0
-        gone = []
-        while bucket and bucket[0].ts < bound:
-            gone.append(bucket.popleft() if isinstance(bucket, deque) else bucket.pop(0))
-        if not bucket:
-            del index[key]
-        log = self.expired_log
-        for entry in gone:
-            self._dropped.add(entry.seq)
-            for other, other_index in self._index_items:
-                if other != field:
-                    other_key = bucket_key(entry.record[other], self._buckets)
-                    other_bucket = other_index[other_key]
-                    other_bucket.remove(entry)
-                    if not other_bucket:
-                        del other_index[other_key]
-            self.stats.bytes -= entry.size
-            if log is not None:
-                log.append(entry)
-        stats = self.stats
-        stats.expirations += len(gone)
-        stats.records -= len(gone)
-        return len(gone)
-
     def evict(self, entry: Entry) -> None:
         """Remove `entry` (held) as `expire` would, logging it in `expired_log` (load shedding)."""
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from streamjoin.api.schemas import PlanPublic, ReplanPublic
 from streamjoin.api.services.observe import observe_query, total
+from streamjoin.query.bounds import bounds_report
 from streamjoin.registry import NotFoundError, RegistryStore
 
 __all__ = ["PlanService"]
@@ -37,6 +38,7 @@ class PlanService:
             plan_changes=plan.plan_changes if plan else 0,
             statistics={s: dict(v) for s, v in plan.statistics.items()} if plan else {},
             replan_pending=qo.replan_pending,
+            bounds=bounds_report(record.effective()),
         )
 
     async def replan(self, name: str) -> ReplanPublic:
