@@ -68,6 +68,8 @@ class ProbeCleanedWindow:
         self._fields = list(table.index_fields)
         self.definition: InputDef = table.definition
         self.stats: WindowStats = table.stats
+        self.probed = 0  # buckets probed (bench/window_models.py reads these two)
+        self.stale_found = 0  # expired records found in them
 
     @property
     def expired_log(self) -> list[Any] | None:
@@ -90,10 +92,11 @@ class ProbeCleanedWindow:
     def bucket(self, field: str, value: Any) -> Sequence[Any]:
         """Clean, then return the bucket of `value`."""
         table = self._table
+        self.probed += 1
         if self._whole:
-            table.expire(self._clock.now)
+            self.stale_found += table.expire(self._clock.now)
         else:
-            table.expire_bucket(field, value, self._clock.now)
+            self.stale_found += table.expire_bucket(field, value, self._clock.now)
         return table.bucket(field, value)
 
     def scan(self) -> Iterable[Any]:
