@@ -8,6 +8,7 @@ range windows and the same query written as `within` pairs give equal engine res
 
 from __future__ import annotations
 
+import io
 import itertools
 import random
 from collections import Counter
@@ -17,11 +18,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from streamjoin.query import parse_query
+from streamjoin.replay import replay
 from streamjoin.testing import Event, expected_results
 
-from .harness import EVALUATIONS, Combination, check_all, run_engine
+from .harness import EVALUATIONS, Combination, check_all, diff, run_engine
 from .profiles import engine_settings
 from .strategies import Case, cases
+from .test_replay_cli import _events_text, _parse_output, _replay_case
 
 EXPIRATION_MODES: tuple[dict[str, Any], ...] = (
     {"mode": "eager"},
@@ -38,9 +41,9 @@ EVERY_MODE: tuple[Combination, ...] = tuple(
 
 
 @st.composite
-def constrained(draw: st.DrawFn, n: tuple[int, ...] = (2, 3, 4)) -> Case:
+def constrained(draw: st.DrawFn, n: tuple[int, ...] = (2, 3, 4), max_partitions: int = 2) -> Case:
     """Draw a case, then drop some windows, make some range windows strict and add `within` pairs."""
-    case = draw(cases(n=n))
+    case = draw(cases(n=n, max_partitions=max_partitions))
     raw = dict(case.raw)
     names = [i["stream"] for i in raw["inputs"]]
     inputs = []
@@ -130,3 +133,17 @@ def test_strict_excludes_the_boundary_instant() -> None:
     for mode in ("eager", "probe", "probe_insert", "probe_all"):
         assert sum(run_engine(parse_query(raw(False, mode)), events).results.values()) == 1
         assert run_engine(parse_query(raw(True, mode)), events).results == Counter()
+
+
+@engine_settings(15)
+@given(case=constrained(max_partitions=1))
+def test_replay_with_its_planner_equals_the_oracle(case: Case) -> None:
+    """`streamjoin replay` (the operator factory: planner, re-plans) runs W-joins and strict windows."""
+    lines, events = _replay_case(case)
+    want = expected_results(case.query, events)
+    for combo in EVERY_MODE[::7]:
+        query = parse_query({**case.raw, **combo.fields()})
+        out = io.StringIO()
+        replay(query, _events_text(lines).splitlines(keepends=True), out)
+        keys, _ = _parse_output(out.getvalue(), query, events)
+        assert keys == want, f"{combo}: {diff(want, keys, query.stream_names, events)}"
