@@ -118,3 +118,29 @@ def test_every_protocol_has_a_valid_configuration(protocol: str, pem: Path) -> N
     sasl = SASL if protocol.startswith("SASL") else {}
     tls = {"kafka_tls_ca_file": pem} if protocol.endswith("SSL") else {}
     assert load_settings(kafka_security_protocol=protocol, **sasl, **tls).kafka_security_protocol == protocol
+
+
+@pytest.mark.parametrize(
+    "master",
+    ["local", "local[2]", "local[*]", "local[4,2]", "spark://10.0.0.5:7077", "spark://a:7077,b:7077", "yarn",
+     "k8s://https://kube.example:6443"],
+)  # fmt: skip
+def test_spark_master_is_read_from_the_environment(monkeypatch: pytest.MonkeyPatch, master: str) -> None:
+    monkeypatch.setenv("STREAMJOIN_SPARK_MASTER", master)
+    settings = load_settings()
+    assert settings.spark_master == master
+    assert settings.as_env()["STREAMJOIN_SPARK_MASTER"] == master
+    assert load_settings(spark_master="local[1]").spark_master == "local[1]"  # the flag wins
+
+
+def test_spark_master_defaults_to_none() -> None:
+    assert load_settings().spark_master is None
+    assert "STREAMJOIN_SPARK_MASTER" not in load_settings().as_env()
+
+
+@pytest.mark.parametrize(
+    "master", ["", "spark//host:7077", "sprak://h:7077", "spark://host", "local[two]", "mesos"]
+)
+def test_a_bad_spark_master_is_refused(master: str) -> None:
+    with pytest.raises(ValidationError, match="is not a Spark master URL"):
+        load_settings(spark_master=master)

@@ -13,6 +13,7 @@ build them with its own flags and environment.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -31,6 +32,10 @@ SaslMechanism = Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
 
 _SASL_PROTOCOLS = ("SASL_PLAINTEXT", "SASL_SSL")
 _TLS_PROTOCOLS = ("SSL", "SASL_SSL")
+_SPARK_MASTER = re.compile(
+    r"local(\[(\d+|\*)(,\d+)?\])?|local-cluster\[\d+,\d+,\d+\]|spark://[^\s:/,]+:\d+(,[^\s:/,]+:\d+)*"
+    r"|yarn|k8s://\S+"
+)
 
 
 class Settings(BaseSettings):
@@ -73,6 +78,12 @@ class Settings(BaseSettings):
     kafka_tls_key_file: FilePath | None = Field(
         default=None, description="PEM private key (unencrypted PKCS#8) of the client certificate."
     )
+    redis_max_connections: int = Field(
+        default=256,
+        gt=0,
+        le=10_000,
+        description="Connections a worker's state store may open to Redis; more commands wait for one.",
+    )
     max_future: float | None = Field(
         default=604_800_000,
         ge=0,
@@ -89,6 +100,11 @@ class Settings(BaseSettings):
     )
     redis_tls_ca_file: FilePath | None = Field(
         default=None, description="PEM file of the CA that signed Redis's certificate (`rediss://` only)."
+    )
+    spark_master: str | None = Field(
+        default=None,
+        description="The back-fill's Spark master (`local[2]`, `spark://host:7077`, `yarn`, `k8s://...`); "
+        "default: spark-submit's, else `local[2]`.",
     )
 
     @field_validator("kafka_bootstrap")
@@ -107,6 +123,16 @@ class Settings(BaseSettings):
         if not value.startswith(("redis://", "rediss://", "unix://")):
             raise ValueError(f"{value!r} is not a redis://, rediss:// or unix:// URL")
         return value
+
+    @field_validator("spark_master")
+    @classmethod
+    def _check_spark_master(cls, value: str | None) -> str | None:
+        if value is not None and not _SPARK_MASTER.fullmatch(value.strip()):
+            raise ValueError(
+                f"{value!r} is not a Spark master URL: local, local[N], local[*], "
+                "spark://host:port[,host:port], yarn or k8s://https://host:port"
+            )
+        return None if value is None else value.strip()
 
     @field_validator("kafka_security_protocol", "kafka_sasl_mechanism", mode="before")
     @classmethod

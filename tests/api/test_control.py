@@ -8,6 +8,7 @@ import pytest
 
 from streamjoin.engine import JoinPlan
 from streamjoin.query.dump import dump_query
+from streamjoin.registry import OperatorStats
 
 from .publish import QUERY, publish_stats
 from .server import ApiServer
@@ -148,3 +149,20 @@ def test_plan_and_replan(query: ApiServer) -> None:
     assert accepted.json()["registry_version"] == version + 1
     assert api.call("pending_replan", "q") == request_id
     assert api.anon.get("/v1/queries/q/plan").json()["replan_pending"] == request_id
+
+
+def test_plan_costs_in_one_unit(query: ApiServer) -> None:
+    """Estimated (per time unit) and observed (per record) cost, both also per input record."""
+    api = query
+    for partition, (ratio, records) in enumerate(((2.0, 10), (4.0, 30))):
+        operator = OperatorStats(observed_cost=ratio, records_in=records)
+        api.call("write_stats", "q", partition, operator, {})
+    statistics = {"a": {"name": "a", "rate": 3.0}, "b": {"name": "b", "rate": 1.0}}
+    api.call("write_plan", "q", JoinPlan.from_global(["b", "a"], 40.0), statistics=statistics)
+    plan = api.anon.get("/v1/queries/q/plan").json()
+    assert plan["estimated_cost"] == 40.0 and plan["observed_cost"] == 6.0
+    assert plan["estimated_cost_per_record"] == 10.0  # 40 comparisons per time unit / 4 records
+    assert plan["observed_cost_per_record"] == 3.5  # (2 * 10 + 4 * 30) / 40
+    schema = api.anon.get("/openapi.json").json()["components"]["schemas"]["PlanPublic"]["properties"]
+    assert "per timestamp unit" in schema["estimated_cost"]["description"]
+    assert "per input record" in schema["observed_cost"]["description"]

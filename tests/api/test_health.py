@@ -12,7 +12,11 @@ def test_live_and_ready(api: ApiServer) -> None:
     assert api.anon.get("/healthz").json()["status"] == "ok"
     ready = api.anon.get("/readyz")
     assert ready.status_code == 200, ready.text
-    assert {c["name"]: c["ok"] for c in ready.json()["checks"]} == {"redis": True, "kafka": True}
+    assert {c["name"]: c["ok"] for c in ready.json()["checks"]} == {
+        "redis": True,
+        "registry": True,
+        "kafka": True,
+    }
 
 
 def test_not_ready_when_the_broker_is_unreachable(start_api: StartApi) -> None:

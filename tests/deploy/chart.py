@@ -21,10 +21,13 @@ from .dashboards import REPO_ROOT
 
 __all__ = [
     "CHART_DIR",
+    "IN_CLUSTER",
     "KUBERNETES_VERSIONS",
     "MISSING_DEPENDENCIES",
+    "PRODUCTION",
     "RELEASE",
     "Rendered",
+    "env_of",
     "lint",
     "load_values_file",
     "merge",
@@ -45,6 +48,16 @@ def load_values_file(name: str) -> dict[str, Any]:
     """Return a values file of the chart directory."""
     values: dict[str, Any] = yaml.safe_load((CHART_DIR / name).read_text())
     return values
+
+
+# The production example of docs/deploy.md, and the in-cluster Kafka and Redis switched on.
+PRODUCTION = load_values_file("values-production.yaml")
+IN_CLUSTER = {"kafkaInCluster": {"enabled": True}, "redisInCluster": {"enabled": True}}
+
+
+def env_of(container: Mapping[str, Any]) -> dict[str, Any]:
+    """Return a container's environment, name to value (or its `valueFrom`)."""
+    return {e["name"]: e.get("value", e.get("valueFrom")) for e in container.get("env", [])}
 
 
 def merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:

@@ -31,6 +31,7 @@ from streamjoin.dev.ports import free_port
 from streamjoin.dev.process import ManagedProcess
 from streamjoin.topics import TopicSpec, create_topics
 
+from .alert_rules import RULES_FILE
 from .commands import compose_argv, streamjoin_cli
 from .dashboards import REPO_ROOT
 
@@ -151,6 +152,7 @@ class LiveDeployment:
                 "evaluation_interval": "5s",
             },
             "scrape_configs": jobs,
+            "rule_files": [str(RULES_FILE)],  # the alert rules compose's Prometheus loads
         }
         path = self.workdir / "prometheus.yml"
         path.write_text(yaml.safe_dump(config))

@@ -9,6 +9,7 @@ health checks, and a start order that works from nothing.
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 import tomllib
 from importlib import metadata
@@ -18,6 +19,7 @@ import jsonschema
 import pytest
 import yaml
 
+from .alert_rules import RULES_FILE
 from .commands import PRODUCT_IMAGE, check_cli, compose_argv
 from .dashboards import REPO_ROOT
 
@@ -204,6 +206,19 @@ def test_grafana_and_prometheus_mount_the_files_of_deploy(compose: dict[str, Any
     mounts = dict(v.split(":")[:2][::-1] for v in grafana["volumes"] if v.startswith("./"))
     directory, _, file = home.rpartition("/")
     assert (REPO_ROOT / mounts[directory] / file).is_file(), home
+
+
+def test_prometheus_loads_the_alert_rules(compose: dict[str, Any]) -> None:
+    """prometheus.yml's `rule_files`, resolved in the container, reach the mounted rules of deploy/."""
+    prometheus = compose["services"]["prometheus"]
+    mounts = {t: s for s, t in (v.split(":")[:2] for v in prometheus["volumes"] if v.startswith("./"))}
+    config_path = next(a for a in prometheus["command"] if a.startswith("--config.file=")).split("=", 1)[1]
+    config = yaml.safe_load((REPO_ROOT / mounts[config_path]).read_text())
+    loaded = set()
+    for pattern in config["rule_files"]:
+        directory, _, glob = posixpath.join(posixpath.dirname(config_path), pattern).rpartition("/")
+        loaded |= {p.resolve() for p in (REPO_ROOT / mounts[directory]).glob(glob)}
+    assert loaded == {RULES_FILE.resolve()}
 
 
 def test_dockerfile_pins_its_base_image_and_copies_what_exists() -> None:

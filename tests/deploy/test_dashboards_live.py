@@ -15,9 +15,12 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import httpx
 import pytest
 
+from .alert_rules import alert_names
 from .chart import CHART_DIR
 from .dashboards import PanelQuery, load_dashboards, panel_queries, substitute
 from .live import LiveDeployment, Workload, create_workload_topics, run_workload, values
@@ -94,3 +97,32 @@ def test_helm_test_script_passes_against_the_deployment(live: tuple[LiveDeployme
     result = subprocess.run(["/bin/sh", str(script)], env=env, capture_output=True, text=True, timeout=180)
     assert result.returncode == 0, f"{result.stdout}\n{result.stderr}\n{deployment.logs()}"
     assert "OK:" in result.stdout
+
+
+def _alert_rules(deployment: LiveDeployment) -> list[dict[str, Any]]:
+    body = httpx.get(f"{deployment.prometheus_url}/api/v1/rules", params={"type": "alert"}, timeout=30).json()
+    return [rule for group in body["data"]["groups"] for rule in group["rules"]]
+
+
+def test_alert_rules_evaluate_on_the_real_metrics(live: tuple[LiveDeployment, Workload]) -> None:
+    """Prometheus loaded the shipped rules; each evaluates without error on what it scraped.
+
+    The workload has malformed records (about 1 in 200), so StreamjoinDeadLetters fires for its
+    query and stream; about 1 in 200 late records stays under StreamjoinLateRecords' 1%; a healthy
+    deployment has no critical alert.
+    """
+    deployment, workload = live
+    deadline = time.monotonic() + 60
+    while True:
+        rules = _alert_rules(deployment)
+        firing = [a for r in rules for a in r["alerts"] if a["state"] == "firing"]
+        dead = [a for a in firing if a["labels"]["alertname"] == "StreamjoinDeadLetters"]
+        if dead or time.monotonic() > deadline:
+            break
+        time.sleep(2)
+    assert sorted(r["name"] for r in rules) == sorted(alert_names())
+    assert all(r["health"] == "ok" for r in rules), [(r["name"], r.get("lastError")) for r in rules]
+    assert {a["labels"]["query"] for a in dead} == {workload.query}, rules
+    assert {a["labels"]["stream"] for a in dead} <= set(workload.streams)
+    assert not [a for a in firing if a["labels"]["severity"] == "critical"], firing
+    assert not [a for a in firing if a["labels"]["alertname"] == "StreamjoinLateRecords"], firing

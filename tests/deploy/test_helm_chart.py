@@ -1,4 +1,4 @@
-"""The Helm chart: lint, render with Helm's engine, validate against Kubernetes, and the schema's errors.
+"""The Helm chart: lint, render with Helm's engine, validate against Kubernetes, wire the services.
 
 No cluster here: `helm lint` and the render (`helm install --dry-run=client`) run in Helm's Go
 library (helm-python-sdk), and every rendered object is validated against the Kubernetes OpenAPI
@@ -8,28 +8,28 @@ schemas (kubernetes-validate, strict) of the oldest supported and a current Kube
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 import helm_python as helm
 import pytest
 
+from .alert_rules import RULES_FILE
 from .chart import (
     CHART_DIR,
+    IN_CLUSTER,
     KUBERNETES_VERSIONS,
     MISSING_DEPENDENCIES,
+    PRODUCTION,
     Rendered,
+    env_of,
     lint,
     load_values_file,
-    merge,
     render,
     validate,
 )
 from .commands import check_cli
 from .dashboards import DASHBOARD_DIR
-
-PRODUCTION = load_values_file("values-production.yaml")
 
 # Every optional part switched on, with inline secrets (the paths production does not take).
 EVERYTHING = {
@@ -43,11 +43,13 @@ EVERYTHING = {
     "joiner": {"autoscaling": {"enabled": True, "consumerLag": {"enabled": True}}},
     "archiver": {"archiveUrl": "s3://bucket/prefix", "s3CredentialsSecret": "s3"},
     "topics": {"catalog": {"topics": [{"name": "in.a", "role": "input", "partitions": 3}]}},
-    "metrics": {"serviceMonitor": {"enabled": True, "labels": {"release": "prom"}}},
+    "metrics": {
+        "serviceMonitor": {"enabled": True, "labels": {"release": "prom"}},
+        "alerts": {"prometheusRule": True, "labels": {"release": "prom"}, "expectedWorkers": 4},
+    },
     "image": {"digest": "sha256:" + "a" * 64},
     "serviceAccount": {"annotations": {"eks.amazonaws.com/role-arn": "arn:aws:iam::1:role/sj"}},
 }
-IN_CLUSTER = {"kafkaInCluster": {"enabled": True}, "redisInCluster": {"enabled": True}}
 VALUE_SETS = {"default": {}, "production": PRODUCTION, "everything": EVERYTHING, "in-cluster": IN_CLUSTER}
 
 
@@ -92,7 +94,7 @@ def test_rendered_manifests_are_valid_kubernetes(
     errors = []
     for obj in manifests.objects:
         if obj["apiVersion"].startswith("monitoring.coreos.com/"):
-            continue  # a CRD: checked by test_service_monitors_select_real_ports
+            continue  # CRDs: checked by test_service_monitors_select_real_ports and the alert tests
         try:
             validate(obj, kubernetes_version)
         except Exception as exc:
@@ -156,10 +158,6 @@ def test_container_commands_are_real_streamjoin_commands(rendered: tuple[str, Re
             continue
         result = check_cli(argv)
         assert result.returncode == 0, f"{name}: {argv} is not accepted by the CLI:\n{result.stderr}"
-
-
-def env_of(container: dict[str, Any]) -> dict[str, Any]:
-    return {e["name"]: e.get("value", e.get("valueFrom")) for e in container.get("env", [])}
 
 
 def test_configuration_reaches_every_service_through_streamjoin_variables() -> None:
@@ -263,6 +261,9 @@ def test_a_packaged_chart_carries_the_dashboards(tmp_path: Path) -> None:
         len([c for c in manifests.of_kind("ConfigMap") if "grafana_dashboard" in c["metadata"]["labels"]])
         == 3
     )
+    assert manifests.get("ConfigMap", "sj-streamjoin-alerts")["data"][
+        RULES_FILE.name
+    ] == RULES_FILE.read_text().rstrip("\n")
 
 
 def test_helm_test_hook_runs_the_test_script() -> None:
@@ -274,93 +275,3 @@ def test_helm_test_hook_runs_the_test_script() -> None:
     env = env_of(container)
     assert env["STREAMJOIN_API_URL"] == "http://sj-streamjoin-api:8080"
     assert env["STREAMJOIN_API_TOKEN"]["secretKeyRef"]["name"] == "sj-streamjoin-api-token"
-
-
-BAD_VALUES = [
-    ("negative replicas", {"joiner": {"replicas": -1}}, r"at '/joiner/replicas': minimum: got -1, want 0"),
-    (
-        "production without a token secret",
-        {"production": True},
-        r"at '/auth/existingSecret': minLength: got 0",
-    ),
-    (
-        "production with an inline token",
-        {"production": True, "auth": {"existingSecret": "t", "token": "x"}},
-        r"at '/auth/token': maxLength",
-    ),
-    (
-        "bootstrap without a port",
-        {"kafka": {"bootstrap": "kafka"}},
-        r"at '/kafka/bootstrap': 'kafka' does not match",
-    ),
-    ("redis URL with a password", {"redis": {"url": "redis://:pw@r:6379/0"}}, r"at '/redis/url'"),
-    ("a misspelt key", {"joiner": {"replica": 3}}, r"additional properties 'replica' not allowed"),
-    ("a moving digest", {"image": {"digest": "latest"}}, r"at '/image/digest'"),
-    ("SASL without a user", {"kafka": {"sasl": {"enabled": True}}}, r"at '/kafka/sasl/username': minLength"),
-    ("unknown SASL mechanism", {"kafka": {"sasl": {"mechanism": "MD5"}}}, r"at '/kafka/sasl/mechanism'"),
-    (
-        "a topic without partitions",
-        {"topics": {"catalog": {"topics": [{"name": "a", "role": "input"}]}}},
-        "partitions",
-    ),
-    ("archive size", {"archiver": {"persistence": {"size": "lots"}}}, r"at '/archiver/persistence/size'"),
-]
-
-
-@pytest.mark.parametrize(("case", "values", "message"), BAD_VALUES, ids=[c[0] for c in BAD_VALUES])
-def test_schema_rejects_bad_values_with_a_clear_message(
-    case: str, values: dict[str, Any], message: str
-) -> None:
-    with pytest.raises(helm.HelmValuesError) as caught:
-        render(values)
-    assert re.search(message, str(caught.value)), f"{case}: {caught.value}"
-    assert any(re.search(message, m["error"]) for m in lint(values) if m["severity"] == 3)
-
-
-def test_template_checks_what_the_schema_cannot() -> None:
-    with pytest.raises(helm.HelmRenderError, match=r"minReplicas \(5\) is greater than .*maxReplicas \(2\)"):
-        render({"joiner": {"autoscaling": {"enabled": True, "minReplicas": 5, "maxReplicas": 2}}})
-    with pytest.raises(helm.HelmRenderError, match=r"kafka\.bootstrap is empty"):
-        render({"kafka": {"bootstrap": ""}})
-
-
-def test_production_example_is_complete() -> None:
-    """values-production.yaml sets every production concern docs/deploy.md lists."""
-    values = merge(load_values_file("values.yaml"), PRODUCTION)
-    assert values["production"] is True and values["auth"]["existingSecret"]
-    assert values["kafka"]["tls"]["enabled"] and values["kafka"]["sasl"]["existingSecret"]
-    assert values["redis"]["url"].startswith("rediss://") and values["redis"]["existingSecret"]
-    assert values["joiner"]["autoscaling"]["enabled"] and values["metrics"]["serviceMonitor"]["enabled"]
-
-
-def _redis_secret_refs(manifests: Rendered) -> set[tuple[str, str]]:
-    """Return the (Secret, key) every product container reads Redis's password from."""
-    refs = set()
-    for obj, container in manifests.containers():
-        env = env_of(container)
-        if "STREAMJOIN_REDIS_URL" not in env:
-            continue
-        assert "$(STREAMJOIN_REDIS_PASSWORD)@" in env["STREAMJOIN_REDIS_URL"], (obj["metadata"]["name"], env)
-        ref = env["STREAMJOIN_REDIS_PASSWORD"]["secretKeyRef"]
-        refs.add((ref["name"], ref["key"]))
-    return refs
-
-
-@pytest.mark.parametrize(
-    ("values", "secret"),
-    [
-        ({}, ("redis", "redis-password")),  # the default: a Bitnami release "redis" (auth on)
-        ({"redis": {"password": "pw"}}, ("sj-streamjoin-redis", "redis-password")),
-        ({"redis": {"existingSecret": "mine", "existingSecretPasswordKey": "pw"}}, ("mine", "pw")),
-        (IN_CLUSTER, ("sj-redis", "redis-password")),  # the Bitnami chart's generated Secret
-    ],
-)
-def test_redis_always_has_a_password(values: dict[str, Any], secret: tuple[str, str]) -> None:
-    assert _redis_secret_refs(render(values)) == {secret}
-
-
-def test_a_redis_without_a_password_is_refused() -> None:
-    with pytest.raises(helm.HelmRenderError, match="Redis needs a password"):
-        render({"redis": {"existingSecret": ""}})
-    values = load_values_file("values.yaml")
-    assert values["redisInCluster"]["auth"]["enabled"] is True

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
+from .alert_rules import RULES_FILE, alert_names
 from .commands import compose_argv
 from .conftest import PROMETHEUS_CONFIG
 
@@ -25,6 +26,28 @@ def test_promtool_checks_the_config() -> None:
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "SUCCESS" in result.stdout + result.stderr
+
+
+def test_promtool_checks_the_alert_rules_the_config_loads(tmp_path: Any) -> None:
+    """The config's rule_files reach the alert rules, and a broken rule fails the config check."""
+    result = subprocess.run(
+        [PROMTOOL, "check", "config", str(PROMETHEUS_CONFIG)], capture_output=True, text=True, timeout=60
+    )
+    out = result.stdout + result.stderr
+    assert result.returncode == 0, out
+    assert RULES_FILE.name in out and f"SUCCESS: {len(alert_names())} rules found" in out
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "prometheus.yml").write_text(PROMETHEUS_CONFIG.read_text())
+    broken = RULES_FILE.read_text().replace("streamjoin_workers) == 0", "streamjoin_workers) == ", 1)
+    assert broken != RULES_FILE.read_text()
+    (tmp_path / "rules" / RULES_FILE.name).write_text(broken)
+    result = subprocess.run(
+        [PROMTOOL, "check", "config", str(tmp_path / "prometheus.yml")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode != 0
 
 
 def test_promtool_rejects_a_broken_config(tmp_path: Any) -> None:

@@ -32,7 +32,7 @@ def test_declared_topics_have_their_declared_partitions(
     assert {spec.name: on_broker.get(spec.name) for spec in declared_topics} == {
         spec.name: spec.partitions for spec in declared_topics
     }
-    assert declared_topics["streamjoin.queries"].partitions == 1
+    assert declared_topics["streamjoin.registry"].partitions == 1
 
 
 def test_creating_topics_again_is_idempotent(declared_topics: TopicCatalog, kafka_broker: str) -> None:
@@ -51,7 +51,7 @@ def test_an_existing_topic_with_other_partitions_is_a_mismatch(
 
 def test_compaction_config_is_accepted_and_kept(declared_topics: TopicCatalog, kafka_broker: str) -> None:
     admin = AdminClient({"bootstrap.servers": kafka_broker})
-    (future,) = admin.describe_configs([ConfigResource("topic", "streamjoin.queries")]).values()
+    (future,) = admin.describe_configs([ConfigResource("topic", "streamjoin.registry")]).values()
     configs = future.result(timeout=10)
     assert configs["cleanup.policy"].value == "compact"
 

@@ -130,6 +130,15 @@ def test_dev_up_exit_after_check(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     for expected in ("round-trip a record through the broker", "Kafka bootstrap", "redis://127.0.0.1:"):
         assert expected in done.stdout
+    # The whole stack without the demo workload: the API and a joiner run, nothing is registered.
+    for expected in (
+        "start the control plane",
+        "start a joiner worker",
+        "Control plane (REST)",
+        "Joiner readiness",
+    ):
+        assert expected in done.stdout, done.stdout
+    assert "demo" not in done.stdout.lower(), done.stdout
     assert "none left running" in done.stdout
     assert processes_with_env(MARKER, marker) == []
 

@@ -8,7 +8,8 @@ role in its info string, `role=name[,name...]`:
 - `cql=N`: CQL text; with a `query=N` it must give that query over streams registered as its
   inputs, else it is parsed over streams named as in its FROM (topic = name, timestamp `ts`) and
   must give the JSON of `parsed=N`;
-- `bad-query=N` / `bad-cql=N`: refused with exactly the message of the `text` block `error=N`.
+- `sql=N`: SQL text that must give the query of `query=N` over streams registered as its inputs;
+- `bad-query=N` / `bad-cql=N` / `bad-sql=N`: refused with exactly the message of the `text` block `error=N`.
 
 Outputs are also checked against the brute-force oracle, and replayed under every evaluation,
 expiration, algorithm and order: the page says none of them changes the result set.
@@ -33,12 +34,15 @@ import pytest
 from streamjoin.query import QueryDef, QueryError, parse_query
 from streamjoin.query.cql import CqlStream, Stream, parse_cql
 from streamjoin.query.dump import dump_query
+from streamjoin.query.sql import parse_sql
 from streamjoin.replay import replay
 from streamjoin.testing import Event, ResultKey, expected_results
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "queries.md"
 _FENCE = re.compile(r"^```(\w*)([^\n]*)\n(.*?)^```$", re.MULTILINE | re.DOTALL)
-_ROLES = frozenset({"query", "events", "output", "cql", "parsed", "bad-query", "bad-cql", "error"})
+_ROLES = frozenset(
+    {"query", "events", "output", "cql", "sql", "parsed", "bad-query", "bad-cql", "bad-sql", "error"}
+)
 _CHECKED = frozenset({"json", "jsonl", "sql"})
 
 
@@ -80,6 +84,7 @@ def _by_role(role: str) -> dict[str, Block]:
 QUERIES, EVENTS, OUTPUTS = _by_role("query"), _by_role("events"), _by_role("output")
 CQL, PARSED, ERRORS = _by_role("cql"), _by_role("parsed"), _by_role("error")
 BAD_QUERIES, BAD_CQL = _by_role("bad-query"), _by_role("bad-cql")
+SQL, BAD_SQL = _by_role("sql"), _by_role("bad-sql")
 
 
 def _query(name: str) -> QueryDef:
@@ -143,7 +148,18 @@ class _AnyStream(Mapping[str, CqlStream]):
 
 
 def test_the_page_has_examples_of_every_kind() -> None:
-    for role in ("query", "events", "output", "cql", "parsed", "bad-query", "bad-cql", "error"):
+    for role in (
+        "query",
+        "events",
+        "output",
+        "cql",
+        "sql",
+        "parsed",
+        "bad-query",
+        "bad-cql",
+        "bad-sql",
+        "error",
+    ):
         assert _by_role(role), f"no {role}= example in {DOC.name}"
 
 
@@ -159,7 +175,9 @@ def test_every_json_and_sql_block_is_a_checked_example() -> None:
         assert name in OUTPUTS, f"events={name} has no output={name}"
     for name in CQL:
         assert name in QUERIES or name in PARSED, f"cql={name} needs query={name} or parsed={name}"
-    assert set(ERRORS) == set(BAD_QUERIES) | set(BAD_CQL)
+    for name in SQL:
+        assert name in QUERIES, f"sql={name} needs query={name}"
+    assert set(ERRORS) == set(BAD_QUERIES) | set(BAD_CQL) | set(BAD_SQL)
 
 
 @pytest.mark.parametrize("name", sorted(QUERIES))
@@ -205,11 +223,21 @@ def test_cql_gives_the_query_shown(name: str) -> None:
         parse_query({"name": name, "output": {"topic": "out"}, **parsed})
 
 
+@pytest.mark.parametrize("name", sorted(SQL))
+def test_sql_gives_the_query_shown(name: str) -> None:
+    raw = json.loads(QUERIES[name].body)
+    streams = {i["stream"]: Stream(i["topic"], i["timestamp"]) for i in raw["inputs"]}
+    fields = {k: v for k, v in raw.items() if k not in ("inputs", "where", "select", "filter")}
+    assert parse_query({**fields, **parse_sql(SQL[name].body, streams)}) == parse_query(raw)
+
+
 @pytest.mark.parametrize("name", sorted(ERRORS))
 def test_bad_examples_give_the_message_shown(name: str) -> None:
     with pytest.raises(QueryError) as refused:
         if name in BAD_QUERIES:
             parse_query(json.loads(BAD_QUERIES[name].body))
+        elif name in BAD_SQL:
+            parse_sql(BAD_SQL[name].body, {s: Stream(s, "ts") for s in ("a", "b", "c")})
         else:
             parse_cql(BAD_CQL[name].body, {s: Stream(s, "ts") for s in ("a", "b", "c")})
     assert str(refused.value) == ERRORS[name].body.strip()

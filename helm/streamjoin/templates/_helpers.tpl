@@ -259,3 +259,28 @@ STREAMJOIN_KAFKA_TLS_KEY_FILE: {{ printf "/etc/streamjoin/kafka-tls/%s" .Values.
 {{- define "streamjoin.topicsHook" -}}
 {{- if .Values.kafkaInCluster.enabled }}post-install,post-upgrade{{ else }}pre-install,pre-upgrade{{ end }}
 {{- end }}
+
+{{/*
+The alert group whose threshold depends on the release: fewer live joiner workers than expected
+(metrics.alerts.expectedWorkers, else autoscaling.minReplicas with the HPA, else joiner.replicas).
+Empty when no worker is expected.
+*/}}
+{{- define "streamjoin.workerRules" -}}
+{{- $j := .Values.joiner }}
+{{- $expected := int .Values.metrics.alerts.expectedWorkers }}
+{{- if eq $expected 0 }}
+{{- $expected = int (ternary $j.autoscaling.minReplicas $j.replicas $j.autoscaling.enabled) }}
+{{- end }}
+{{- if gt $expected 0 }}
+- name: streamjoin-workers
+  rules:
+    - alert: StreamjoinWorkersMissing
+      expr: max(streamjoin_workers) < {{ $expected }}
+      for: 5m
+      labels:
+        severity: warning
+      annotations:
+        summary: "Fewer joiner workers than expected"
+        description: "{{ "{{" }} $value {{ "}}" }} joiner workers have a live heartbeat; this release runs {{ $expected }}. A worker that is not ready stops its heartbeat."
+{{- end }}
+{{- end }}

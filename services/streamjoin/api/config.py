@@ -20,7 +20,12 @@ from pydantic import Field
 
 from streamjoin.settings import Settings
 
-__all__ = ["ApiSettings", "ConfigurationError", "check_api_settings", "load_api_settings"]
+__all__ = [
+    "ApiSettings",
+    "ConfigurationError",
+    "check_api_settings",
+    "load_api_settings",
+]
 
 
 class ConfigurationError(RuntimeError):
@@ -36,6 +41,16 @@ class ApiSettings(Settings):
     api_registry_prefix: str = Field(
         default="streamjoin:", description="Key prefix of the registry in Redis (tests isolate with it)."
     )
+    api_registry_topic: str = Field(
+        default="streamjoin.registry",
+        description="The registry's durable log: a compacted topic written before Redis (docs/registry.md).",
+    )
+    api_registry_restore_wait_ms: int = Field(
+        default=30_000, gt=0, description="How long start-up waits for the registry's restore before serving."
+    )
+    api_registry_check_ms: int = Field(
+        default=500, gt=0, description="How often the registry's epoch is checked (a Redis restarted empty)."
+    )
     api_results_timeout_ms: int = Field(
         default=30_000, gt=0, description="Default time a results request streams before it ends."
     )
@@ -45,6 +60,17 @@ class ApiSettings(Settings):
     api_results_max_limit: int = Field(default=100_000, gt=0, description="Most results one request returns.")
     api_ready_timeout_ms: int = Field(default=3_000, gt=0, description="Time each readiness check may take.")
     api_log_level: str = Field(default="info", description="Log level of the control plane.")
+    api_max_query_inputs: int = Field(default=16, gt=1, description="Most inputs one query may join.")
+    api_max_queries: int = Field(default=100, gt=0, description="Most queries the deployment may hold.")
+    api_state_budget_bytes: int = Field(
+        default=1 << 30, gt=0, description="Largest estimated window state a query may register with."
+    )
+    api_default_stream_rate: float = Field(
+        default=100.0, gt=0, description="Records per second assumed for a stream registered without one."
+    )
+    api_default_record_bytes: int = Field(
+        default=1024, gt=0, description="Record size assumed for a stream registered without one."
+    )
     api_backfill_dir: str = Field(
         default="./backfill-jobs", description="Where back-fill jobs keep their query, status and log."
     )

@@ -15,6 +15,7 @@ from streamjoin.api.services import (
     ResultService,
     StreamService,
 )
+from streamjoin.api.services.limits import RegistrationLimits
 from streamjoin.backfill.jobs import BackfillJobs
 from streamjoin.registry import RegistryStore
 
@@ -61,9 +62,9 @@ def get_stream_service(store: StoreDep) -> StreamService:
     return StreamService(store)
 
 
-def get_query_service(store: StoreDep) -> QueryService:
-    """Return the query service."""
-    return QueryService(store)
+def get_query_service(store: StoreDep, settings: SettingsDep) -> QueryService:
+    """Return the query service, checking registrations against the settings' limits."""
+    return QueryService(store, RegistrationLimits.of(settings))
 
 
 def get_plan_service(store: StoreDep) -> PlanService:

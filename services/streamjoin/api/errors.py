@@ -3,7 +3,8 @@
 The service layer raises domain errors (`QueryError`, the registry's errors, `ApiError`); these
 handlers turn them into 4xx answers that name the problem: 404 missing, 409 duplicate or in use,
 422 invalid (with the offending `field`, and `position` for CQL). Redis out of reach is a 503 with
-`Retry-After` (the request changed nothing it could not finish), never a 500.
+`Retry-After` (the request changed nothing it could not finish), never a 500; so is a registry being
+restored from its log (or a write the log did not take).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from streamjoin.registry import (
     ConcurrentChangeError,
     InUseError,
     NotFoundError,
+    RegistryUnavailableError,
 )
 from streamjoin.registry.errors import UNAVAILABLE_ERRORS
 
@@ -109,6 +111,11 @@ async def _registry_error(request: Request, exc: Exception) -> JSONResponse:
     return _answer(409, ErrorPublic(detail=str(exc), code="concurrent_change"))
 
 
+async def _restoring(request: Request, exc: Exception) -> JSONResponse:
+    body = ErrorPublic(detail=str(exc), code="registry_unavailable")
+    return _answer(status.HTTP_503_SERVICE_UNAVAILABLE, body, {"Retry-After": "1"})
+
+
 _PARSE_ERROR = "There was an error parsing the body"
 
 
@@ -147,3 +154,4 @@ def install_error_handlers(app: FastAPI) -> None:
         app.add_exception_handler(unavailable, _unavailable)
     app.add_exception_handler(OutPathError, _out_path_error)
     app.add_exception_handler(HTTPException, _http_error)
+    app.add_exception_handler(RegistryUnavailableError, _restoring)

@@ -1,6 +1,7 @@
 """The control plane's app factory: `create_app(settings)` mounts the routers on a FastAPI app.
 
-The registry store opens at start-up (lifespan) and closes at shutdown; nothing is built at import.
+The registry store opens at start-up (lifespan) with its durable log, is restored from the log if
+Redis lost it (`RegistryGuard`), and closes at shutdown; nothing is built at import.
 """
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ import streamjoin
 from streamjoin.api.config import ApiSettings, check_api_settings
 from streamjoin.api.errors import install_error_handlers
 from streamjoin.api.limits import RequestGuard
+from streamjoin.api.restore import RegistryGuard
 from streamjoin.api.routes import health_router, metrics_router, v1_router
 from streamjoin.backfill.jobs import BackfillJobs
 from streamjoin.client_security import aiokafka_options
-from streamjoin.registry import RegistryStore
+from streamjoin.registry import KafkaRegistryLog, RegistryStore
 
 __all__ = ["create_app"]
 
@@ -33,12 +35,26 @@ def create_app(settings: ApiSettings) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if settings.api_token is None:
             _log.warning("no STREAMJOIN_API_TOKEN: writes are open (development mode only)")
-        async with RegistryStore.from_settings(settings, prefix=settings.api_registry_prefix) as store:
+        # production: the topic job created the log's topic; a missing one is a misconfiguration
+        log = KafkaRegistryLog.from_settings(
+            settings, settings.api_registry_topic, require_topic=settings.production
+        )
+        async with RegistryStore.from_settings(
+            settings, prefix=settings.api_registry_prefix, log=log
+        ) as store:
+            guard = RegistryGuard(store, check_ms=settings.api_registry_check_ms)
+            if not await guard.start(wait_ms=settings.api_registry_restore_wait_ms):
+                _log.warning("the registry is not restored yet: requests get 503 until it is")
             app.state.store = store
+            app.state.registry_guard = guard
             app.state.backfill_jobs = BackfillJobs(
                 settings.api_backfill_dir, env=settings.as_env(), out_root=settings.api_backfill_out_dir
             )
-            yield
+            try:
+                yield
+            finally:
+                await guard.stop()
+                log.close()
 
     app = FastAPI(
         title="streamjoin control plane",

@@ -29,7 +29,7 @@ from prometheus_client.registry import Collector
 
 from streamjoin.api.services.observe import Observation, QueryObservation, number
 from streamjoin.api.services.tables import window_label
-from streamjoin.registry import OperatorStats, WindowStats, parse_histogram
+from streamjoin.registry import QUERY_STATUSES, OperatorStats, WindowStats, parse_histogram
 from streamjoin.registry.stats import MetricKind, stat_fields
 
 __all__ = ["CATALOG", "MetricSpec", "ObservationCollector", "render_metrics"]
@@ -136,8 +136,6 @@ CATALOG: tuple[MetricSpec, ...] = (
 )
 """Every metric `/metrics` exports (counters get `_total`, histograms `_bucket`/`_sum`/`_count`)."""
 
-_STATUSES = ("pending", "positioning", "running", "paused")
-
 
 def _family(spec: MetricSpec) -> Metric:
     if spec.kind == "counter":
@@ -168,7 +166,7 @@ class ObservationCollector(Collector):
     def _system(self, spec: MetricSpec, family: Metric) -> None:
         obs = self._observation
         if spec.field == "status":
-            counts = dict.fromkeys(_STATUSES, 0)
+            counts = dict.fromkeys(QUERY_STATUSES, 0)
             for qo in obs.queries.values():
                 counts[qo.status] += 1
             for status, n in counts.items():

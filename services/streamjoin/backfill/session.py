@@ -13,9 +13,14 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-__all__ = ["DEFAULT_MASTER", "spark_session"]
+__all__ = ["DEFAULT_MASTER", "spark_session", "submitted"]
 
 DEFAULT_MASTER = "local[2]"
+
+
+def submitted() -> bool:
+    """Return whether this process is a driver started by `spark-submit` (its JVM is already running)."""
+    return "PYSPARK_GATEWAY_PORT" in os.environ
 
 
 def spark_session(
@@ -37,7 +42,6 @@ def spark_session(
     """
     # Under spark-submit the driver's JVM already runs and hands Python its gateway port; a SparkConf
     # read now would not see spark-submit's settings yet (there is no JVM to read them from).
-    submitted = "PYSPARK_GATEWAY_PORT" in os.environ
     builder: Any = SparkSession.builder.appName(app_name)
     settings: dict[str, str] = {
         "spark.sql.execution.arrow.pyspark.enabled": "true",
@@ -45,7 +49,7 @@ def spark_session(
         "spark.ui.showConsoleProgress": "false",
         "spark.python.worker.reuse": "true",
     }
-    if master is not None or not submitted:
+    if master is not None or not submitted():
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
         settings.update(

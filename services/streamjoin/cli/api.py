@@ -16,6 +16,8 @@ from typing import Annotated, Any
 
 import typer
 
+from streamjoin.cli.logs import LOG_FORMAT
+
 __all__ = ["register", "run_api", "uvicorn_log_config"]
 
 _GRACE_S = 5
@@ -32,7 +34,7 @@ def uvicorn_log_config(level: str) -> dict[str, Any]:
     return {
         "version": 1,
         "disable_existing_loggers": False,
-        "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+        "formatters": {"plain": {"format": LOG_FORMAT}},
         "handlers": {"stderr": handler},
         "loggers": {
             "uvicorn": {"handlers": ["stderr"], "level": level.upper(), "propagate": False},

@@ -14,6 +14,7 @@ from typing import Annotated, Literal
 
 import typer
 
+from streamjoin.cli.logs import configure_logging
 from streamjoin.client_security import aiokafka_options
 from streamjoin.settings import load_settings
 from streamjoin.topics import CatalogError, load_catalog
@@ -51,7 +52,7 @@ def archiver_command(
     """Copy input topics into the Parquet archive, exactly once; expose the lag on /metrics."""
     from streamjoin.archiver.service import Archiver, ArchiverConfig, topics_from
 
-    logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure_logging(log_level)
     if start not in ("earliest", "latest"):
         raise typer.BadParameter("must be earliest or latest", param_hint="--start")
     start_at: Literal["earliest", "latest"] = "earliest" if start == "earliest" else "latest"

@@ -1,9 +1,10 @@
 """`streamjoin backfill QUERY --from T1 --to T2`: a query's results over the archive, with Spark.
 
 Results with `t_max` in `[T1, T2)` go to the query's output topic, or to Parquet files with `--out`.
-Spark runs in local mode (`local[2]`) unless `--master` or `spark-submit` says otherwise. Progress
-is a bar on stderr (when it is a terminal) and, with `--status-file`, a JSON status file; the summary
-is one JSON line on stdout. Exit codes: 0 done, 1 the job failed, 2 bad arguments or query.
+The Spark master is `--master`, else spark-submit's (when run by `spark-submit`), else
+`STREAMJOIN_SPARK_MASTER`, else local mode (`local[2]`). Progress is a bar on stderr (when it is a
+terminal) and, with `--status-file`, a JSON status file; the summary is one JSON line on stdout.
+Exit codes: 0 done, 1 the job failed, 2 bad arguments or query.
 """
 
 from __future__ import annotations
@@ -47,7 +48,10 @@ def backfill_command(
     ] = None,
     bootstrap: Annotated[str | None, typer.Option("--bootstrap", "-b", help="Broker host:port.")] = None,
     master: Annotated[
-        str | None, typer.Option(help="Spark master (default: spark-submit's, else local[2]).")
+        str | None,
+        typer.Option(
+            help="Spark master (default: spark-submit's, else $STREAMJOIN_SPARK_MASTER, else local[2])."
+        ),
     ] = None,
     tasks: Annotated[
         int | None, typer.Option(help="Spark tasks of the join stage (default: 4 locally).")
@@ -69,12 +73,12 @@ def backfill_command(
         start, end = parse_time(from_), parse_time(to)
         if end <= start:
             raise ValueError(f"--to ({to}) must be after --from ({from_})")
+        settings = load_settings(kafka_bootstrap=bootstrap, archive_url=archive_url, spark_master=master)
     except (OSError, json.JSONDecodeError, QueryError, ValueError) as exc:
         if status is not None:
             status.update(state="failed", error=str(exc), finished_at=time.time())
         err.print(f"streamjoin backfill: {exc}", markup=False, highlight=False)
         raise typer.Exit(2) from None
-    settings = load_settings(kafka_bootstrap=bootstrap, archive_url=archive_url)
     if status is not None:
         status.update(
             state="starting", query=query.name, start=start, end=end, out=out, started_at=time.time()
@@ -119,7 +123,7 @@ def _run(
 ) -> dict[str, Any]:
     from streamjoin.backfill.job import BackfillJob
     from streamjoin.backfill.progress import JobProgress
-    from streamjoin.backfill.session import spark_session
+    from streamjoin.backfill.session import spark_session, submitted
     from streamjoin.backfill.sink import SinkSpec
     from streamjoin.client_security import librdkafka_options
 
@@ -129,6 +133,8 @@ def _run(
         security = tuple(librdkafka_options(settings).items())
         sink = SinkSpec("kafka", query.output_topic, settings.kafka_bootstrap, kafka_config=security)
     archive_url = settings.archive_url
+    if master is not None or not submitted():  # under spark-submit, its master wins over the environment's
+        master = settings.spark_master  # the flag (validated), else STREAMJOIN_SPARK_MASTER
     spark = spark_session(master, shuffle_partitions=tasks, driver_memory=driver_memory)
     try:
         job = BackfillJob(spark, query, start, end, archive_url, tasks=tasks, rows_lookback=rows_lookback)

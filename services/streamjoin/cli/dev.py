@@ -1,7 +1,8 @@
 """`streamjoin dev up`: the whole product on a laptop, on the embedded broker and Redis.
 
 Starts the stack, runs the steps of `streamjoin.dev.steps` (create the topics, round-trip a record
-through the broker and Redis, and, as later issues land, start the services and run the demo),
+through the broker and Redis, start the control plane and a joiner, and, unless `--no-demo`, run
+the demo),
 prints where everything runs, then waits for Ctrl-C or SIGTERM and stops everything.
 """
 
@@ -59,7 +60,8 @@ def up(
         bool,
         typer.Option(
             "--demo/--no-demo",
-            help="Also start the control plane and a joiner, register a demo query, feed it, show results.",
+            help="Register a demo query, feed it and show results (--no-demo: the stack only, API and "
+            "joiner included, nothing registered).",
         ),
     ] = True,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log debug details.")] = False,

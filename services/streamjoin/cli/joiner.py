@@ -6,12 +6,12 @@ import asyncio
 import logging
 import os
 import signal
-import sys
 import threading
 from typing import Annotated
 
 import typer
 
+from streamjoin.cli.logs import configure_logging
 from streamjoin.settings import load_settings
 
 __all__ = ["register", "run_joiner"]
@@ -103,11 +103,7 @@ def register(app: typer.Typer) -> None:
         log_level: Annotated[str, typer.Option(help="Logging level.")] = "INFO",
     ) -> None:
         """Run one joiner worker in the foreground until SIGTERM."""
-        logging.basicConfig(
-            level=log_level.upper(),
-            stream=sys.stderr,
-            format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        )
+        configure_logging(log_level)
         if log_level.upper() != "DEBUG":  # Faust, mode and aiokafka narrate every rebalance at INFO
             for noisy in ("faust", "mode", "aiokafka"):
                 logging.getLogger(noisy).setLevel(logging.WARNING)

@@ -15,6 +15,7 @@ from typing import Annotated, Any
 
 import typer
 
+from streamjoin.jsoncheck import json_object
 from streamjoin.planner.cost import CostModel
 from streamjoin.planner.exhaustive import MAX_EXHAUSTIVE, all_global_costs, names_of, optimal_global
 from streamjoin.planner.planner import Planner
@@ -51,13 +52,9 @@ def load_streams(text: str) -> dict[str, StreamStats]:
     if len(items) < 2:
         raise StreamsError("streams: need at least 2 streams to join")
     out: dict[str, StreamStats] = {}
-    for i, spec in enumerate(items):
+    for i, item in enumerate(items):
         where = f"streams[{i}]"
-        if not isinstance(spec, dict):
-            raise StreamsError(f"{where}: must be an object")
-        unknown = set(spec) - _FIELDS
-        if unknown:
-            raise StreamsError(f"{where}: unknown field(s) {sorted(unknown)}")
+        spec = json_object(item, where, _FIELDS, StreamsError)
         name = spec.get("name")
         if not isinstance(name, str) or not name:
             raise StreamsError(f"{where}.name: must be a non-empty string")

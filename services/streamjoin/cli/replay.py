@@ -1,4 +1,9 @@
-"""`streamjoin replay QUERY.json EVENTS.jsonl`: the live engine over a file, results on stdout."""
+"""`streamjoin replay QUERY.json EVENTS.jsonl`: the live engine over a file, results on stdout.
+
+The query may also be SQL or CQL text over declared streams: `streamjoin replay --streams STREAMS.json
+QUERY.sql EVENTS.jsonl` (or `.cql`, or a query JSON with an `sql`/`cql` field), or `--streams
+STREAMS.json --cql "SELECT ..." EVENTS.jsonl`.
+"""
 
 from __future__ import annotations
 
@@ -10,19 +15,35 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TransferSpeedColumn
 
-from streamjoin.replay import ReplayError, load_query, replay
+from streamjoin.query import QueryDef
+from streamjoin.replay import ReplayError, load_query, query_from_cql, replay
 
 __all__ = ["register"]
 
 
 def replay_command(
-    query_file: Annotated[Path, typer.Argument(help="the query JSON (semantics.md section 4)")],
-    events_file: Annotated[Path, typer.Argument(help='one {"stream": ..., "record": {...}} per line')],
+    files: Annotated[
+        list[Path],
+        typer.Argument(
+            help="QUERY EVENTS.jsonl: the query (JSON, or with --streams a .sql/.cql text file), the events "
+            '(one {"stream": ..., "record": {...}} per line); with --cql, EVENTS.jsonl only',
+            show_default=False,
+        ),
+    ],
+    streams_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--streams",
+            help='the streams a SQL or CQL query names: a JSON list of {"name", "topic", "timestamp"} '
+            '(as POST /v1/streams takes) or an object {"name": {"topic", "timestamp"}}',
+        ),
+    ] = None,
+    cql: Annotated[str | None, typer.Option("--cql", help="the CQL text (needs --streams)")] = None,
 ) -> None:
     """Replay a query over recorded events; print one result per line, nothing else on stdout."""
     err = Console(stderr=True)
     try:
-        query = load_query(query_file)
+        query, events_file = _query_and_events(files, streams_file, cql)
         with events_file.open(encoding="utf-8") as lines:
             if err.is_terminal:  # progress goes to stderr, and only for a person watching
                 total = events_file.stat().st_size
@@ -40,6 +61,19 @@ def replay_command(
         print(f"streamjoin replay: {exc}", file=sys.stderr)
         raise typer.Exit(2) from None
     sys.stdout.flush()
+
+
+def _query_and_events(files: list[Path], streams_file: Path | None, cql: str | None) -> tuple[QueryDef, Path]:
+    """Return the query and the events file the arguments name; raise `ReplayError` if they do not fit."""
+    if cql is not None and streams_file is None:
+        raise ReplayError("--cql needs --streams STREAMS.json (the topics and timestamps of its streams)")
+    wanted = 1 if cql is not None else 2
+    if len(files) != wanted:
+        usage = "EVENTS.jsonl (the query is --cql)" if cql is not None else "QUERY EVENTS.jsonl"
+        raise ReplayError(f"expected {usage}, got {len(files)} file argument(s)")
+    if cql is not None and streams_file is not None:
+        return query_from_cql(cql, streams_file), files[0]
+    return load_query(files[0], streams_file), files[1]
 
 
 def register(app: typer.Typer) -> None:

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from streamjoin.dev.ports import LOOPBACK, port_accepts
-from streamjoin.dev.process import ManagedProcess, start_on_free_port
+from streamjoin.dev.process import ProcessService, start_on_free_port
 from streamjoin.kafka import Admin
 
 __all__ = ["TANSU_BIN_ENV", "EmbeddedBroker", "find_tansu"]
@@ -59,7 +59,7 @@ def find_tansu() -> str:
     return path
 
 
-class EmbeddedBroker:
+class EmbeddedBroker(ProcessService):
     """A memory-only Tansu broker listening (and advertising itself) on 127.0.0.1:PORT."""
 
     name = "broker"
@@ -70,20 +70,12 @@ class EmbeddedBroker:
         Args:
             ready_timeout_ms: how long `start` waits for a metadata request to succeed.
         """
-        self._ready_timeout_ms = ready_timeout_ms
-        self._process: ManagedProcess | None = None
-        self.port: int | None = None
-        self.ready_ms: int | None = None
+        super().__init__(ready_timeout_ms=ready_timeout_ms)
 
     @property
     def bootstrap(self) -> str | None:
         """`127.0.0.1:PORT` once started."""
         return f"{LOOPBACK}:{self.port}" if self.port is not None else None
-
-    @property
-    def process(self) -> ManagedProcess | None:
-        """The running broker process."""
-        return self._process
 
     def endpoints(self) -> Mapping[str, str]:
         """Where clients reach the broker."""
@@ -114,11 +106,6 @@ class EmbeddedBroker:
             attempts=_PORT_ATTEMPTS,
             timeout_ms=self._ready_timeout_ms,
         )
-
-    def stop(self, *, timeout_ms: int = 10_000) -> None:
-        """Stop the broker (SIGTERM, bounded wait, SIGKILL)."""
-        if self._process is not None:
-            self._process.stop(timeout_ms=timeout_ms)
 
 
 class _MetadataProbe:

@@ -38,6 +38,7 @@ __all__ = [
     "start_on_free_port",
     "ManagedProcess",
     "ProcessExitedError",
+    "ProcessService",
     "ReadinessTimeoutError",
     "ReadyCheck",
     "stop_all",
@@ -257,6 +258,37 @@ def start_on_free_port(
             continue
         return process, port, ready_ms
     raise AssertionError("unreachable: attempts >= 1")
+
+
+class ProcessService:
+    """What every service of the embedded stack shares: one managed process, its port, and `stop`.
+
+    Subclasses set `name`, start the process in `start(workdir)` (setting `_process`, `port` and
+    `ready_ms`) and say where users reach it in `endpoints()`.
+    """
+
+    name = "service"
+
+    def __init__(self, *, ready_timeout_ms: int) -> None:
+        """Describe the service; nothing runs until `start`.
+
+        Args:
+            ready_timeout_ms: how long `start` waits for the service to answer.
+        """
+        self._ready_timeout_ms = ready_timeout_ms
+        self._process: ManagedProcess | None = None
+        self.port: int | None = None
+        self.ready_ms: int | None = None
+
+    @property
+    def process(self) -> ManagedProcess | None:
+        """The running process, once started."""
+        return self._process
+
+    def stop(self, *, timeout_ms: int = 10_000) -> None:
+        """Stop the process (SIGTERM, then SIGKILL after `timeout_ms`); idempotent."""
+        if self._process is not None:
+            self._process.stop(timeout_ms=timeout_ms)
 
 
 def stop_all(*, timeout_ms: int = 5_000) -> None:

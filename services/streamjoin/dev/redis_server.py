@@ -19,7 +19,7 @@ from functools import partial
 from pathlib import Path
 
 from streamjoin.dev.ports import LOOPBACK
-from streamjoin.dev.process import ManagedProcess, start_on_free_port
+from streamjoin.dev.process import ProcessService, start_on_free_port
 from streamjoin.dev.resp import RespConnection
 
 __all__ = ["REDIS_BIN_ENV", "EmbeddedRedis", "RedisTls", "find_redis_server"]
@@ -51,7 +51,7 @@ class RedisTls:
     ca_file: Path
 
 
-class EmbeddedRedis:
+class EmbeddedRedis(ProcessService):
     """A memory-only `redis-server` bound to 127.0.0.1 on a free port."""
 
     name = "redis"
@@ -67,22 +67,14 @@ class EmbeddedRedis:
             tls: serve TLS only, with this certificate (Redis built with TLS, as Debian's is).
         """
         self._appendonly = appendonly
+        super().__init__(ready_timeout_ms=ready_timeout_ms)
         self._tls = tls
-        self._ready_timeout_ms = ready_timeout_ms
-        self._process: ManagedProcess | None = None
-        self.port: int | None = None
-        self.ready_ms: int | None = None
 
     @property
     def url(self) -> str | None:
         """`redis://127.0.0.1:PORT/0` (`rediss://` with TLS) once started."""
         scheme = "rediss" if self._tls is not None else "redis"
         return f"{scheme}://{LOOPBACK}:{self.port}/0" if self.port is not None else None
-
-    @property
-    def process(self) -> ManagedProcess | None:
-        """The running server process."""
-        return self._process
 
     def endpoints(self) -> Mapping[str, str]:
         """Where clients reach the server."""
@@ -129,11 +121,6 @@ class EmbeddedRedis:
             attempts=_PORT_ATTEMPTS,
             timeout_ms=self._ready_timeout_ms,
         )
-
-    def stop(self, *, timeout_ms: int = 10_000) -> None:
-        """Stop the server (SIGTERM, bounded wait, SIGKILL)."""
-        if self._process is not None:
-            self._process.stop(timeout_ms=timeout_ms)
 
 
 def _pong(port: int, tls: RedisTls | None = None) -> bool:

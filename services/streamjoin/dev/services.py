@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 
 from streamjoin.dev.ports import LOOPBACK, free_port
-from streamjoin.dev.process import ManagedProcess
+from streamjoin.dev.process import ManagedProcess, ProcessService
 
 __all__ = ["EmbeddedApi", "EmbeddedJoiner", "streamjoin_argv"]
 
@@ -34,21 +34,12 @@ def _ready(url: str) -> bool:
     return True
 
 
-class _ServiceProcess(ABC):
+class _ServiceProcess(ProcessService, ABC):
     """A `streamjoin` sub-command run as a managed process, ready when `_ready_url` answers 200."""
 
-    name = "service"
-
     def __init__(self, env: Mapping[str, str], ready_timeout_ms: int) -> None:
+        super().__init__(ready_timeout_ms=ready_timeout_ms)
         self._env = dict(env)
-        self._ready_timeout_ms = ready_timeout_ms
-        self._process: ManagedProcess | None = None
-        self.port: int | None = None
-
-    @property
-    def process(self) -> ManagedProcess | None:
-        """The running process."""
-        return self._process
 
     @abstractmethod
     def _argv(self) -> list[str]: ...
@@ -64,12 +55,8 @@ class _ServiceProcess(ABC):
         )
         process.start()
         self._process = process
-        process.wait_ready(lambda: _ready(self._ready_url()), timeout_ms=self._ready_timeout_ms)
-
-    def stop(self, *, timeout_ms: int = 10_000) -> None:
-        """Stop the process (SIGTERM, then SIGKILL after `timeout_ms`); idempotent."""
-        if self._process is not None:
-            self._process.stop(timeout_ms=timeout_ms)
+        ready = self._ready_url()
+        self.ready_ms = process.wait_ready(lambda: _ready(ready), timeout_ms=self._ready_timeout_ms)
 
 
 class EmbeddedApi(_ServiceProcess):

@@ -92,17 +92,20 @@ class RedisRoundTripStep:
 
 
 def default_steps(*, demo: bool = True) -> Sequence[DevStep]:
-    """Return the steps of `streamjoin dev up`, in order (`demo=False`: the checks only)."""
-    checks: tuple[DevStep, ...] = (CreateTopicsStep(), BrokerRoundTripStep(), RedisRoundTripStep())
-    if not demo:
-        return checks
-    from streamjoin.dev import demo as d  # the demo needs the joiner and the control plane
+    """Return the steps of `streamjoin dev up`, in order.
 
-    return (
-        *checks,
+    The checks, then the control plane and a joiner worker (the whole stack); with `demo`, also the
+    demo streams, query, workload and results (`demo=False`: no demo workload, nothing registered).
+    """
+    from streamjoin.dev import demo as d  # the services and the demo need the joiner and the API
+
+    stack: tuple[DevStep, ...] = (
+        CreateTopicsStep(),
+        BrokerRoundTripStep(),
+        RedisRoundTripStep(),
         d.StartControlPlaneStep(),
         d.StartJoinerStep(),
-        d.RegisterDemoQueryStep(),
-        d.ProduceDemoWorkloadStep(),
-        d.ShowResultsStep(),
     )
+    if not demo:
+        return stack
+    return (*stack, d.RegisterDemoQueryStep(), d.ProduceDemoWorkloadStep(), d.ShowResultsStep())

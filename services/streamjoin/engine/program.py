@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from streamjoin.engine.entry import Entry
+from streamjoin.query.expr import Call, Expr, split_filter, streams_of
+from streamjoin.query.expr_eval import compile_predicate
 from streamjoin.query.model import FieldRef, Predicate, QueryDef
 
 if TYPE_CHECKING:
@@ -144,20 +146,44 @@ def compile_filters(query: QueryDef) -> dict[str, RecordFilter | None]:
                 Predicate(FieldRef(stream, fields[0]), "=", FieldRef(stream, f)) for f in fields[1:]
             )
     filters: dict[str, RecordFilter | None] = {}
+    single = split_filter(query.filter, query.stream_names)[0]  # the `filter` terms of one input
     for stream, preds in per_stream.items():
-        if not preds:
+        if not preds and stream not in single:
             filters[stream] = None
             continue
         tests = [(_operand(p.left), OPERATORS[p.op], _operand(p.right)) for p in preds]
+        extra = compile_predicate(single[stream], {stream: 0}) if stream in single else None
 
-        def passes(record: Mapping[str, Any], tests: list[Any] = tests) -> bool:
+        def passes(record: Mapping[str, Any], tests: list[Any] = tests, extra: Any = extra) -> bool:
             try:
-                return all(op(left(record), right(record)) for left, op, right in tests)
+                if not all(op(left(record), right(record)) for left, op, right in tests):
+                    return False
             except TypeError:  # e.g. None < 3: a predicate that cannot hold
                 return False
+            return extra is None or bool(extra((record,)))
 
         filters[stream] = passes
     return filters
+
+
+def _with_residual(check: PairCheck | None, terms: Sequence[Expr], bound: Sequence[str]) -> PairCheck:
+    """Add to `check` the `filter` terms over several inputs that the step binding `bound[-1]` completes.
+
+    The terms see the partial result's records by local position; they run in the loop like the
+    theta predicates, after the equi-joins bound the candidates (never below a window).
+    """
+    test = compile_predicate(
+        terms[0] if len(terms) == 1 else Call("and", tuple(terms)), {s: i for i, s in enumerate(bound)}
+    )
+
+    def residual(p: Partial, u: Entry) -> bool:
+        if check is not None and not check(p, u):
+            return False
+        records = [e.record for e in p]
+        records.append(u.record)
+        return test(records)
+
+    return residual
 
 
 def _pair_check(specs: list[tuple[int, str, Callable[[Any, Any], bool], str, bool]]) -> PairCheck:
@@ -239,6 +265,7 @@ def compile_program(
     edges = closed_edges(query)
     class_of = {m: i for i, members in enumerate(equality_classes(query)) for m in members}
     indexed = algorithm.index_fields(query)
+    multi_terms = split_filter(query.filter, query.stream_names)[1]
     steps = []
     for m, stream in enumerate(order):
         position_of = {s: i for i, s in enumerate(order[:m])}
@@ -264,6 +291,10 @@ def compile_program(
             ufield, other, ofield = e.other(stream)
             specs.append((position_of[other], ofield, OPERATORS[e.op], ufield, stream == e.left))
         check = _combine(_pair_check(specs) if specs else None, admission.pair_checks(stream, position_of))
+        bound = set(order[: m + 1])
+        residual = [t for t in multi_terms if stream in streams_of(t) and streams_of(t) <= bound]
+        if residual:  # the query's `filter` terms over several inputs, once all of them are bound
+            check = _with_residual(check, residual, order[: m + 1])
         if probe is not None:
             pfield, pother, pofield = probe.other(stream)
             step = Step(stream, m, position_of[pother], pofield, pfield, check)

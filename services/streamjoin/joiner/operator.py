@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
 from collections import deque
@@ -97,6 +98,8 @@ class PartitionOperator:
         self.operator: JoinOperator | None = None
         """The query's operator on this partition, rebuilt by every attempt."""
         self.paused = False
+        self.state = "positioning"  # `running` once an attempt reads its inputs
+        self.error: tuple[str, float] | None = None  # why the last attempt failed, since when (unix s)
         self._stopping = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._component = f"operator {query.name}[{partition}]"
@@ -160,13 +163,25 @@ class PartitionOperator:
                 _log.warning(
                     "%s: %s: %s; retrying in %d ms", self._component, type(exc).__name__, exc, backoff
                 )
-                self._health.fail(self._component, f"{type(exc).__name__}: {exc}")
+                self._failed(exc)
             except Exception as exc:
                 _log.exception("%s failed; restarting it from its checkpoint", self._component)
-                self._health.fail(self._component, f"{type(exc).__name__}: {exc}")
+                self._failed(exc)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stopping.wait(), backoff / 1000)
             backoff = min(backoff * 2, self._config.backoff_max_ms)
+
+    def _failed(self, exc: Exception) -> None:
+        reason = f"{type(exc).__name__}: {exc}"
+        self._health.fail(self._component, reason)
+        self.error = (reason, self.error[1] if self.error is not None else time.time())
+        self._report("positioning")
+
+    def _report(self, state: str) -> None:
+        self.state = state
+        if state == "running":
+            self.error = None
+        self._on_status(self.query.name, self.partition, state)
 
     # -- one attempt --------------------------------------------------------------------------
 
@@ -199,7 +214,7 @@ class PartitionOperator:
             batch_no = checkpoint.batch
             offsets = dict(checkpoint.offsets)
             if not checkpoint.positioned:
-                self._on_status(q, p, "positioning")
+                self._report("positioning")
                 found = await start_offsets(consumer, tps.values(), self.query.start)
                 offsets = {tp.topic: off for tp, off in found.items()}
                 outs = {n: TopicPartition(*self.outputs.partition(n, p)) for n in ("results", "dead")}
@@ -220,7 +235,7 @@ class PartitionOperator:
                 checkpoint.output_start = {n: ends[tp] for n, tp in outs.items()}
             trims = await self._recover_outboxes(consumer, checkpoint)
             self._health.ok(self._component)
-            self._on_status(q, p, "paused" if self.paused else "running")
+            self._report("running")
             _log.info("%s: running from offsets %s", self._component, offsets)
             consumer.assign(list(tps.values()))
             for topic, tp in tps.items():
@@ -267,6 +282,7 @@ class PartitionOperator:
                     query=q,
                     source_partition=p,
                     seq_on_last_only=self.outputs.exclusive(name),
+                    fence=functools.partial(self._store.check_owner, q, p, checkpoint.epoch),
                 )
                 self.stats.published[name] += len(todo)
             trims.append(Trim(name, box.seq, offset))
@@ -289,6 +305,7 @@ class PartitionOperator:
         inflight: deque[tuple[str, int, asyncio.Future[int], int]] = deque()
         last_arrival = dict.fromkeys(self.query.stream_names, time.monotonic())
         idle: set[str] = set()
+        fence = functools.partial(self._store.check_owner, q, p, epoch)  # zombie fencing
         while True:
             trims = self._collect_acks(inflight, trims)
             if self._stopping.is_set():
@@ -329,6 +346,7 @@ class PartitionOperator:
                         query=q,
                         source_partition=p,
                         seq_on_last_only=exclusive[name],
+                        fence=fence,
                     )
                 )
                 inflight.append((name, seqs[name], future, len(records)))

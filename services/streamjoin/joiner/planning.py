@@ -4,18 +4,24 @@ The operators of a query on this worker share its factory's `QueryPlanner`. Ever
 `replan_interval_ms` the worker merges their statistics (rates summed, distinct join keys united,
 observed whatever the algorithm), lets the planner decide, installs a new plan in each operator
 between batches, and publishes plans and the statistics they were chosen from to the registry.
+The statistics are read on the event loop (the operators write them there); the search runs on a
+thread (`asyncio.to_thread`), bounded by the planner's time limit, so a query with many inputs
+never stalls the loop and the other queries' batches.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable
 
+from streamjoin.engine import JoinPlan
 from streamjoin.joiner.operator import PartitionOperator
-from streamjoin.operator import OperatorFactory
+from streamjoin.operator import OperatorFactory, QueryPlanner
+from streamjoin.planner.collector import StatsCollector
 from streamjoin.query.model import QueryDef
 from streamjoin.registry import RegistryStore
 
-__all__ = ["QueryFactories"]
+__all__ = ["QueryFactories", "replan_off_loop"]
 
 
 class QueryFactories:
@@ -45,7 +51,9 @@ class QueryFactories:
             running = by_query.get(name, [])
             collectors = [op.operator.collector for op in running if op.operator is not None]
             request = await registry.pending_replan(name)
-            plan = planner.maybe_replan([c for c in collectors if c is not None], force=request is not None)
+            plan = await replan_off_loop(
+                planner, [c for c in collectors if c is not None], force=request is not None
+            )
             if plan is not None:
                 for op in running:
                     op.set_plan(plan)
@@ -55,3 +63,15 @@ class QueryFactories:
             planner.unpublished = False
             if request is not None:
                 await registry.clear_replan(name, request)
+
+
+async def replan_off_loop(
+    planner: QueryPlanner, collectors: Iterable[StatsCollector], *, force: bool = False
+) -> JoinPlan | None:
+    """Return a new plan for `planner`'s query, or None; the search runs on a worker thread.
+
+    The statistics are read here, on the loop that writes them; only the pure, time-bounded search
+    leaves it.
+    """
+    stats = planner.prepare(collectors, force=force)
+    return None if stats is None else await asyncio.to_thread(planner.decide, stats)

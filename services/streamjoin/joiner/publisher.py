@@ -13,6 +13,13 @@ queues the next ones, which would leave a gap, so it is only used when the queue
 whole publish (at most half the queue) and no record is near the size limit; otherwise records go
 one by one. Publishes to one partition never interleave (a lock per partition, held while one waits
 for queue room), so sequence numbers reach the partition in order.
+
+Zombie fencing: a publish may carry a `Fence`, awaited under the partition's lock right before its
+records are queued; it raises (the operator's checks the owner epoch in Redis) when another worker
+claimed the partition meanwhile, so a worker frozen past its session timeout publishes nothing
+once resumed. Records already queued when it froze expire instead: `message_timeout_ms` (the
+worker passes its session timeout) is shorter than any freeze that lets the partition move, and
+librdkafka scans for expired records before it sends after a pause (docs/exactly-once.md).
 """
 
 from __future__ import annotations
@@ -20,14 +27,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from operator import itemgetter
 from typing import Any
 
 from streamjoin.joiner.outbox import HEADER_SEQ, OutboxRecord, sequence_header, sequence_prefix
 from streamjoin.kafka import DeliveryError, KafkaClients, ProducerError, new_producer
 
-__all__ = ["PublishError", "Publisher"]
+__all__ = ["Fence", "PublishError", "Publisher"]
 
 _log = logging.getLogger(__name__)
 _LIBRDKAFKA_LOG = logging.getLogger("streamjoin.joiner.librdkafka")
@@ -38,6 +45,10 @@ _QUEUE_KBYTES = 2_097_151  # librdkafka's maximum (2 GiB)
 _MAX_MESSAGE_BYTES = 8 << 20
 _BATCHED_RECORD_BYTES = 1 << 20
 """Publishes with a larger record go one by one: a record over `message.max.bytes` fails alone."""
+
+
+Fence = Callable[[], Awaitable[None]]
+"""Raise if the caller no longer owns what it publishes (awaited right before records are queued)."""
 
 
 class PublishError(RuntimeError):
@@ -54,8 +65,15 @@ class Publisher:
         linger_ms: int = 2,
         client_id: str = "streamjoin-joiner",
         queue_messages: int = _QUEUE_MESSAGES,
+        message_timeout_ms: int | None = None,
     ) -> None:
-        """Create the producer and start its poll thread."""
+        """Create the producer and start its poll thread.
+
+        `message_timeout_ms`: how long a record may wait to be delivered before it fails (None:
+        librdkafka's 300 s); below the session timeout, records queued by a worker that froze long
+        enough to lose its partitions expire rather than reach the topic after it resumes.
+        """
+        timeout = {} if message_timeout_ms is None else {"message.timeout.ms": message_timeout_ms}
         self._queue_messages = queue_messages
         # Publishes to one partition must not interleave: a publish that waits for queue room
         # (`BufferError`) holds its partition's lock, so a later batch cannot overtake it.
@@ -75,6 +93,7 @@ class Publisher:
                 "compression.type": "none",
                 "logger": _LIBRDKAFKA_LOG,
                 "error_cb": self._on_error,
+                **timeout,
             }
         )
         self._stop = threading.Event()
@@ -103,12 +122,14 @@ class Publisher:
         query: str,
         source_partition: int,
         seq_on_last_only: bool = False,
+        fence: Fence | None = None,
     ) -> int:
         """Send `records` (numbered from `first_seq`) to `topic`/`partition` in order; return the
         last record's offset.
 
         `seq_on_last_only`: the output partition holds no other (query, partition)'s records, so
         only the last record needs its `sj-seq` header (see the module docstring).
+        `fence`: awaited right before the records are queued; what it raises ends the publish.
         """
         if self.fatal is not None:
             raise PublishError(f"the producer failed: {self.fatal}")
@@ -126,7 +147,8 @@ class Publisher:
 
         prefix = sequence_prefix(query, source_partition)
         lock = self._order.setdefault((topic, partition), asyncio.Lock())
-        async with lock:  # uncontended: taken without yielding, so the common case stays synchronous
+        async with lock:  # uncontended: taken without yielding
+            await _check_fence(fence)
             await self._send(
                 topic,
                 partition,
@@ -209,6 +231,12 @@ class Publisher:
             self._producer.purge()
         self._stop.set()
         self._thread.join(timeout=1.0)
+
+
+async def _check_fence(fence: Fence | None) -> None:
+    """Await `fence` (zombie fencing, see the module docstring); what it raises ends the publish."""
+    if fence is not None:
+        await fence()
 
 
 def _settle(future: asyncio.Future[int], outcome: object) -> None:

@@ -16,6 +16,7 @@ import os
 import tempfile
 import time
 from collections.abc import Coroutine, Iterable
+from dataclasses import replace
 from typing import Any
 
 from streamjoin.joiner.app import add_input_topics, crashed_services, make_app
@@ -26,10 +27,11 @@ from streamjoin.joiner.operator_stats import window_stats
 from streamjoin.joiner.planning import QueryFactories
 from streamjoin.joiner.publisher import Publisher
 from streamjoin.joiner.registry_watch import QuerySpec, specs_from_snapshot
+from streamjoin.joiner.status import StatusReporter
 from streamjoin.joiner.tasks import every, retry_until_stopped
 from streamjoin.joiner.topic_setup import ANCHOR_TOPIC, ensure_anchor_topic, ensure_output_topics
 from streamjoin.kafka import Consumer, ConsumerError, KafkaClients, new_consumer, partition_counts
-from streamjoin.registry import PartitionState, RegistryStore
+from streamjoin.registry import RegistryStore
 from streamjoin.settings import Settings
 from streamjoin.state.redis import RedisStateStore
 
@@ -65,6 +67,7 @@ class JoinerWorker:
         self._ops: dict[OpKey, PartitionOperator] = {}
         self._op_fingerprint: dict[OpKey, str] = {}
         self._factories = QueryFactories()
+        self._status = StatusReporter(self._registry, config.worker_id)
         self._version = 0
         self._lock = asyncio.Lock()
         self._started_at = time.time()
@@ -81,7 +84,9 @@ class JoinerWorker:
         server = None
         if self.config.ready_port is not None:
             server = await serve_readiness(self.health, self.config.ready_host, self.config.ready_port)
-        self._publisher = Publisher(self._kafka, client_id=self.config.worker_id)
+        self._publisher = Publisher(  # records older than a session timeout expire: zombie fencing
+            self._kafka, client_id=self.config.worker_id, message_timeout_ms=self.config.session_timeout_ms
+        )
         self._meta = new_consumer(self._kafka, client_id=f"{self.config.worker_id}-meta")
         tasks: list[asyncio.Task[None]] = []
         try:
@@ -128,7 +133,7 @@ class JoinerWorker:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         async with self._lock:
-            await self._stop_ops(list(self._ops))
+            await self._stop_ops(list(self._ops), released="the worker stopped")
         if self._app is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._app.stop(), self.config.shutdown_timeout_ms / 2000)
@@ -175,25 +180,34 @@ class JoinerWorker:
                 await asyncio.sleep(1.0)
 
     async def _apply(self, snapshot: Any) -> None:
-        specs, _problems = specs_from_snapshot(snapshot)
+        specs, problems = specs_from_snapshot(snapshot)
         async with self._lock:
             old = self._specs
             self._specs, self._version = specs, snapshot.version
             for name in set(old) - set(specs):
-                await self._stop_ops([k for k in self._ops if k[0] == name])
-                self._outputs.pop(name, None)
+                await self._forget(name)
                 self._factories.drop(name)
                 dropped = await self._store.drop_query(name)
                 _log.info("query %s deleted: dropped %d state keys", name, dropped)
             for name, spec in specs.items():
                 if name in old and old[name].revision != spec.revision:
-                    await self._stop_ops([k for k in self._ops if k[0] == name])
+                    await self._forget(name)  # its output topic or partitions may differ now
                     await self._store.drop_query(name)
                     _log.info("query %s redefined (revision %d): state reset", name, spec.revision)
+            self._status.retain(snapshot.queries)
+            for name, problem in problems.items():
+                self._status.problem(name, problem)
         new_agents = add_input_topics(self._app, self._all_topics(), self._known_topics)
         for agent in new_agents:
             await agent.start()
         await self._reconcile()
+
+    async def _forget(self, name: str) -> None:
+        """Stop query `name`'s operators and forget what was found about it (deleted or redefined)."""
+        await self._stop_ops([k for k in self._ops if k[0] == name])
+        self._outputs.pop(name, None)
+        self._partitions.pop(name, None)
+        self._status.forget(name)
 
     # -- assignment ---------------------------------------------------------------------------
 
@@ -202,7 +216,7 @@ class JoinerWorker:
         async with self._lock:
             self._assigned -= lost
             doomed = [k for k in self._ops if not self._owned(k)]
-            await self._stop_ops(doomed)
+            await self._stop_ops(doomed, released="a rebalance")
             await self._flush_publisher()
 
     async def _on_assigned(self, sender: Any, assigned: Iterable[Any], **_: Any) -> None:
@@ -249,21 +263,24 @@ class JoinerWorker:
                     self._ops[key].paused = spec.paused
                     continue
                 self._start_op(key, spec)
+        await self._sync_status()
 
     async def _prepare_queries(self) -> None:
         """Find each query's partition count and make sure its output topics exist."""
         assert self._meta is not None
         for name, spec in self._specs.items():
             if name in self._outputs:
+                self._status.problem(name, None)
                 continue
             counts = await partition_counts(self._meta, self._kafka, spec.topics)
+            problem = None
             if len(counts) < len(spec.topics):
-                _log.warning(
-                    "query %s: input topic(s) %s missing", name, sorted(set(spec.topics) - set(counts))
-                )
-                continue
-            if len(set(counts.values())) != 1:
-                _log.error("query %s: inputs are not co-partitioned: %s", name, counts)
+                problem = f"input topic(s) {sorted(set(spec.topics) - set(counts))} missing"
+            elif len(set(counts.values())) != 1:
+                problem = f"inputs are not co-partitioned: {dict(sorted(counts.items()))}"
+            self._status.problem(name, problem)
+            if problem is not None:
+                _log.warning("query %s: %s", name, problem)
                 continue
             partitions = next(iter(counts.values()))
             dead = spec.query.dead_letter_topic or _DEFAULT_DEAD_LETTER
@@ -287,20 +304,19 @@ class JoinerWorker:
             owner=self.config.worker_id,
             health=self.health,
             config=self.config.operator,
-            on_status=self._report_status,
+            on_status=self._on_status,
         )
         op.paused = spec.paused
         self._ops[key] = op
         self._op_fingerprint[key] = spec.fingerprint
         op.start()
 
-    async def _stop_ops(self, keys: list[OpKey]) -> None:
+    async def _stop_ops(self, keys: list[OpKey], *, released: str | None = None) -> None:
         ops = [(k, self._ops.pop(k)) for k in keys if k in self._ops]
         await asyncio.gather(*(op.stop() for _, op in ops), return_exceptions=True)
         for key, _ in ops:
             self._op_fingerprint.pop(key, None)
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._registry.clear_status(*key), 1)
+            await self._status.dropped(*key, released=released, partitions=self._partitions.get(key[0]))
 
     async def _flush_publisher(self) -> None:
         if self._publisher is not None:
@@ -314,19 +330,12 @@ class JoinerWorker:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    def _report_status(self, query: str, partition: int, state: str) -> None:
-        async def write() -> None:
-            with contextlib.suppress(Exception):
-                await self._registry.set_status(
-                    query,
-                    partition,
-                    worker=self.config.worker_id,
-                    state=_state(state),
-                    partitions=self._partitions.get(query),
-                    version=self._version,
-                )
+    def _on_status(self, query: str, partition: int, state: str) -> None:
+        """An operator's state changed: report it (with every other change) soon."""
+        self._background(self._sync_status())
 
-        self._background(write())
+    async def _sync_status(self) -> None:
+        await self._status.sync(self._ops, self._partitions, self._version)
 
     # -- periodic jobs ------------------------------------------------------------------------
 
@@ -337,9 +346,6 @@ class JoinerWorker:
         await self._registry.heartbeat(
             self.config.worker_id, pid=os.getpid(), partitions=owned, started_at=self._started_at
         )
-        for (q, p), op in list(self._ops.items()):
-            if op.paused:
-                self._report_status(q, p, "paused")
         # Also picks up what an earlier attempt could not do (topics missing, an operator that ended).
         self._kick()
 
@@ -374,15 +380,9 @@ class JoinerWorker:
             windows = window_stats(
                 op.query, op.engine, {i.topic: tables[(p, i.topic)] for i in op.query.inputs}
             )
-            await self._registry.write_stats(q, p, op.stats.snapshot(op.engine), windows)
+            failing_since = op.error[1] if op.error is not None else None
+            stats = replace(op.stats.snapshot(op.engine), failing_since=failing_since)
+            await self._registry.write_stats(q, p, stats, windows)
 
     async def _replan(self) -> None:
         await self._factories.replan(self._registry, [(q, op) for (q, _), op in self._ops.items()])
-
-
-def _state(state: str) -> PartitionState:
-    if state == "positioning":
-        return "positioning"
-    if state == "paused":
-        return "paused"
-    return "running"

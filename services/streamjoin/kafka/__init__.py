@@ -3,7 +3,7 @@
 An import-linter contract (pyproject.toml) lets no other streamjoin module import `aiokafka` or
 `confluent_kafka`; the rest of the code uses the typed functions and Protocols below. Readers are
 aiokafka consumers (`new_consumer`, `reader`), writers confluent-kafka producers (`new_producer`),
-topic administration confluent-kafka's admin client (`Admin`).
+topic administration confluent-kafka's admin client (`Admin`), a keyed (compacted) log `KeyedLog`.
 """
 
 from streamjoin.kafka.admin import Admin, BrokerUnreachableError, Created, CreateOutcome, NewTopicRequest
@@ -17,6 +17,7 @@ from streamjoin.kafka.consumer import (
     start_consumer,
     start_offsets,
 )
+from streamjoin.kafka.log import KeyedLog, LogAppendError, LogRecord
 from streamjoin.kafka.producer import DeliveryCallback, Producer, new_producer, topic_partition_count
 from streamjoin.kafka.structs import (
     ConsumedRecord,
@@ -40,6 +41,9 @@ __all__ = [
     "DeliveryCallback",
     "DeliveryError",
     "KafkaClients",
+    "KeyedLog",
+    "LogAppendError",
+    "LogRecord",
     "NewTopicRequest",
     "OffsetAndTimestamp",
     "Producer",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from streamjoin.engine import JoinPlan, default_plan
@@ -56,14 +56,26 @@ class QueryPlanner:
 
     def maybe_replan(self, collectors: Iterable[StatsCollector], *, force: bool = False) -> JoinPlan | None:
         """Return a new plan when the statistics call for one (or `force`), else None."""
+        stats = self.prepare(collectors, force=force)
+        return None if stats is None else self.decide(stats)
+
+    def prepare(
+        self, collectors: Iterable[StatsCollector], *, force: bool = False
+    ) -> dict[str, StreamStats] | None:
+        """Return the statistics to plan from when a re-plan is due (or `force`), else None.
+
+        Reads the collectors, so it runs where they are written (the joiner's event loop); the
+        search itself (`decide`) may then run on another thread.
+        """
         collectors = list(collectors)
         if force:
             self.replanner.request()
         if not self.due(collectors):
             return None
-        stats = self.observe(collectors)
-        if stats is None:
-            return None
+        return self.observe(collectors)
+
+    def decide(self, stats: Mapping[str, StreamStats]) -> JoinPlan | None:
+        """Run the planner on `stats` (CPU-bound, bounded by its time limit); return a new plan or None."""
         try:
             plan = self.replanner.observe(stats)
         except ValueError as exc:  # statistics the cost model refuses: keep the plan

@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 
+from streamjoin.planner.budget import UNBOUNDED, SearchBudget
 from streamjoin.planner.cost import CostModel, LoopState
 
 __all__ = [
@@ -32,22 +33,30 @@ def _check_size(model: CostModel, limit: int) -> None:
 
 
 def optimal_global(
-    model: CostModel, *, upper: float | None = None, limit: int = MAX_EXHAUSTIVE
+    model: CostModel,
+    *,
+    upper: float | None = None,
+    limit: int = MAX_EXHAUSTIVE,
+    budget: SearchBudget = UNBOUNDED,
 ) -> tuple[tuple[int, ...], float]:
     """Return the cheapest global order (first in lexicographic order among ties) and its cost.
 
     `upper`, the cost of any known order (e.g. the heuristic's), only speeds the search up.
+
+    Raises:
+        BudgetExhausted: `budget` expired before the search finished.
     """
     _check_size(model, limit)
     params = _scalar(model)
     if params is not None:
-        return _optimal_global_scalar(model, params, upper)
+        return _optimal_global_scalar(model, params, upper, budget)
     n = len(model.names)
     weights = [model.weight(i) for i in range(n)]
     best: list[tuple[tuple[int, ...], float]] = []
     bound = [float("inf") if upper is None else upper * (1 + _EPS)]
 
     def visit(prefix: tuple[int, ...], states: list[LoopState], used: int) -> None:
+        budget.check()
         total = sum(w * s.cost for w, s in zip(weights, states, strict=True))
         if total > bound[0]:
             return
@@ -63,7 +72,7 @@ def optimal_global(
 
     visit((), [model.start(i, i) for i in range(n)], 0)
     if not best:  # `upper` was below every order: search again without it
-        return optimal_global(model, limit=limit)
+        return optimal_global(model, limit=limit, budget=budget)
     order, _ = best[0]
     return order, model.order_cost(order)
 
@@ -79,7 +88,10 @@ def _scalar(model: CostModel) -> tuple[list[float], list[float], list[float]] | 
 
 
 def _optimal_global_scalar(
-    model: CostModel, params: tuple[list[float], list[float], list[float]], upper: float | None
+    model: CostModel,
+    params: tuple[list[float], list[float], list[float]],
+    upper: float | None,
+    budget: SearchBudget,
 ) -> tuple[tuple[int, ...], float]:
     """Search global orders with plain float arithmetic: one common attribute, the hot case."""
     sizes, buckets, vs = params
@@ -91,6 +103,7 @@ def _optimal_global_scalar(
     best_cost = [float("inf")]
 
     def visit(ns: list[float], cs: list[float], vr: list[float], used: int) -> None:
+        budget.check()
         if len(order) == n:
             total = sum(w * c for w, c in zip(weights, cs, strict=True))
             if not best_order or total < best_cost[0] * (1 - _EPS):
@@ -119,7 +132,7 @@ def _optimal_global_scalar(
     starts = [model.start(i, i) for i in range(n)]
     visit([s.results for s in starts], [0.0] * n, list(vs), 0)
     if not best_order:
-        return _optimal_global_scalar(model, params, None)
+        return _optimal_global_scalar(model, params, None, budget)
     return best_order[0], model.order_cost(best_order[0])
 
 
@@ -130,13 +143,15 @@ def optimal_local(
     connected: bool = True,
     upper: float | None = None,
     limit: int = MAX_EXHAUSTIVE,
+    budget: SearchBudget = UNBOUNDED,
 ) -> tuple[tuple[int, ...], float]:
     """Return the cheapest local order for `origin`'s new records and its cost per time unit.
 
     Under eager evaluation the origin comes first; under lazy evaluation it may sit anywhere.
     With `connected`, a window is added only once an equality joins it to a placed one (where the
     join graph allows: if nothing remaining is joined, anything may follow). `upper`, the cost of
-    any known valid local order, only speeds the search up.
+    any known valid local order, only speeds the search up. Raises `BudgetExhausted` once
+    `budget` expires.
     """
     _check_size(model, limit)
     n = len(model.names)
@@ -145,6 +160,7 @@ def optimal_local(
     bound = [float("inf") if upper is None else upper * (1 + _EPS)]
 
     def visit(prefix: tuple[int, ...], state: LoopState) -> None:
+        budget.check()
         total = weight * state.cost
         if total > bound[0]:
             return
@@ -163,7 +179,7 @@ def optimal_local(
     for first in firsts:
         visit((first,), model.start(origin, first))
     if not best:  # `upper` was below every order searched: search again without it
-        return optimal_local(model, origin, connected=connected, limit=limit)
+        return optimal_local(model, origin, connected=connected, limit=limit, budget=budget)
     order, _ = best[0]
     return order, model.origin_cost(origin, order)
 

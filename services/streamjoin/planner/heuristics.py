@@ -24,6 +24,7 @@ import itertools
 import statistics
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
+from streamjoin.planner.budget import UNBOUNDED, SearchBudget
 from streamjoin.planner.cost import CostModel, LoopState
 
 __all__ = [
@@ -185,13 +186,22 @@ def placements(seed: Sequence[int], movable: Sequence[int], fixed_prefix: int = 
 
 
 def refine(
-    order: Order, cost: Callable[[Order], float], valid: Callable[[Order], bool], fixed_prefix: int = 0
+    order: Order,
+    cost: Callable[[Order], float],
+    valid: Callable[[Order], bool],
+    fixed_prefix: int = 0,
+    budget: SearchBudget = UNBOUNDED,
 ) -> Order:
-    """Return `order` improved by local moves (one window moved, or two swapped) while the cost drops."""
+    """Return `order` improved by local moves (one window moved, or two swapped) while the cost drops.
+
+    Stops with the best order so far once `budget` expires.
+    """
     best, best_cost = order, cost(order)
     for _ in range(4 * len(order) ** 2):
         improved = False
         for cand in _moves(best, fixed_prefix):
+            if budget.expired():
+                return best
             if valid(cand):
                 c = cost(cand)
                 if c < best_cost * (1 - 1e-12):
@@ -216,11 +226,16 @@ def _moves(order: Order, fixed_prefix: int) -> Iterator[Order]:
 
 
 def _cheapest(
-    cands: Iterable[Order], cost: Callable[[Order], float], valid: Callable[[Order], bool]
+    cands: Iterable[Order],
+    cost: Callable[[Order], float],
+    valid: Callable[[Order], bool],
+    budget: SearchBudget = UNBOUNDED,
 ) -> Order:
     best: Order | None = None
     best_cost = float("inf")
     for cand in dict.fromkeys(cands):
+        if best is not None and budget.expired():
+            break
         if valid(cand):
             c = cost(cand)
             if c < best_cost * (1 - 1e-12) or best is None:
@@ -255,11 +270,12 @@ def heuristic_global(
     max_fast: int = 3,
     extra_seeds: bool = True,
     polish: bool = True,
+    budget: SearchBudget = UNBOUNDED,
 ) -> Order:
     """Return the augmented heuristic's global order (each origin first, then the order).
 
     With `extra_seeds=False, polish=False` this is the paper's heuristic alone: H1, then every
-    placement of the fast streams.
+    placement of the fast streams. Once `budget` expires the best order found so far is kept.
     """
     seeds = [initial_order(model)]
     if extra_seeds:
@@ -267,8 +283,8 @@ def heuristic_global(
     fast = fast_streams(model, fast_factor, max_fast)
     valid = _valid_links(model)
     cands = itertools.chain.from_iterable(placements(seed, fast) for seed in seeds)
-    best = _cheapest(cands, model.order_cost, valid)
-    return refine(best, model.order_cost, valid) if polish else best
+    best = _cheapest(cands, model.order_cost, valid, budget)
+    return refine(best, model.order_cost, valid, 0, budget) if polish else best
 
 
 def greedy_local(model: CostModel, origin: int) -> Order:
@@ -294,6 +310,7 @@ def heuristic_local(
     fast_factor: float = 3.0,
     max_fast: int = 3,
     polish: bool = True,
+    budget: SearchBudget = UNBOUNDED,
 ) -> Order:
     """Return a local order for `origin`'s new records (first under eager evaluation).
 
@@ -322,5 +339,5 @@ def heuristic_local(
     # The fast streams' placements, and (lazy) the batch's positions; refinement combines them.
     moves = [fast, [origin]] if model.lazy else [fast]
     cands = itertools.chain.from_iterable(placements(seed, m, fixed) for seed in base for m in moves)
-    best = _cheapest(cands, cost, valid)
-    return refine(best, cost, valid, fixed) if polish else best
+    best = _cheapest(cands, cost, valid, budget)
+    return refine(best, cost, valid, fixed, budget) if polish else best

@@ -178,13 +178,27 @@ class HyperLogLog:
         """Add every value of `other` (same precision) to this sketch."""
         if other.p != self._p:
             raise ValueError(f"cannot merge precision {other.p} into {self._p}")
-        self._registers = bytearray(map(max, self._registers, other._registers))
+        self._registers = _byte_max(self._registers, other._registers)
 
     def copy(self) -> HyperLogLog:
         """Return an independent copy of this sketch."""
         clone = HyperLogLog(self._p)
-        clone.merge(self)
+        clone._registers = bytearray(self._registers)
         return clone
+
+
+def _byte_max(a: bytearray, b: bytearray) -> bytearray:
+    """Return the bytewise maximum of two equal-length arrays of values below 128, as big integers.
+
+    Per byte, `(x | 0x80) - y` never borrows from the next byte and keeps its high bit exactly when
+    x >= y; that bit, spread over the byte, selects x or y. (A Python loop over 16,384 registers
+    took 4 ms a merge; merging a 24-input query's sketches stalled the joiner's loop 0.3 s.)
+    """
+    n = len(a)
+    x, y = int.from_bytes(a, "little"), int.from_bytes(b, "little")
+    high = int.from_bytes(b"\x80" * n, "little")
+    mask = ((((x | high) - y) & high) >> 7) * 0xFF
+    return bytearray(((x & mask) | (y & ~mask)).to_bytes(n, "little"))
 
 
 _POWERS = tuple(2.0**-k for k in range(66))

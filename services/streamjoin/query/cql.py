@@ -46,7 +46,7 @@ streamjoin.query.cql_lex.CqlError: cql: a RANGE window must be > 0 at position 2
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -55,7 +55,7 @@ from streamjoin.query.cql_lex import CqlError, Token, tokenize
 from streamjoin.query.parse import QueryError
 from streamjoin.query.shedding import COMBINE_NAMES, POLICY_NAMES
 
-__all__ = ["MAX_CQL_LENGTH", "CqlError", "CqlStream", "Stream", "format_cql", "parse_cql"]
+__all__ = ["MAX_CQL_LENGTH", "CqlError", "CqlStream", "Stream", "format_cql", "parse_clause", "parse_cql"]
 
 MAX_CQL_LENGTH = 65_536
 _MAX_DEPTH = 32
@@ -363,3 +363,27 @@ def parse_cql(text: str, streams: Mapping[str, CqlStream]) -> dict[str, Any]:
     if len(text) > MAX_CQL_LENGTH:
         raise CqlError(text, MAX_CQL_LENGTH, f"the text is longer than {MAX_CQL_LENGTH} characters")
     return _Parser(text, streams).query()
+
+
+def parse_clause(text: str, clause: str, streams: Mapping[str, CqlStream], names: Iterable[str]) -> Any:
+    """Parse the one CQL clause left in `text` (everything else blanked, so positions stay right).
+
+    `clause` is `window` (the inside of `[...]`), `within` (the pairs after WITHIN) or `shed` (what
+    follows SHED); `names` are the streams in FROM. The SQL front end (`streamjoin.query.sql`) reads
+    CQL's window clauses with this, so both languages spell them alike.
+    """
+    parser = _Parser(text, streams)
+    parser.names = set(names)
+    out: Any
+    if clause == "window":
+        out = parser.window()
+    elif clause == "within":
+        parser.pair()
+        while parser.punct(","):
+            parser.pair()
+        out = parser.within
+    else:
+        out = parser.shed()
+    if parser.tok.kind != "end":
+        raise parser.fail(f"unexpected {parser.describe(parser.tok)}")
+    return out

@@ -27,11 +27,13 @@ _TOKEN = re.compile(
 class CqlError(QueryError):
     """CQL text that cannot be accepted; `position` is the 0-based offset of the problem."""
 
-    def __init__(self, text: str, position: int, message: str) -> None:
+    def __init__(self, text: str, position: int, message: str, field: str = "cql") -> None:
         line = text.count("\n", 0, position) + 1
         column = position - (text.rfind("\n", 0, position) + 1) + 1
-        super().__init__("cql", f"{message} at position {position} (line {line}, column {column})")
+        super().__init__(field, f"{message} at position {position} (line {line}, column {column})")
         self.position = position
+        self.problem = message
+        """The message without its position."""
 
 
 @dataclass(frozen=True, slots=True)

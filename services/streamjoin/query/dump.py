@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from streamjoin.query.expr import dump_expr
 from streamjoin.query.model import FieldRef, ModeDef, Operand, QueryDef, RangeWindow, WindowDef
 from streamjoin.query.shedding import dump_shedding
 
@@ -65,6 +66,8 @@ def dump_query(query: QueryDef) -> dict[str, Any]:
         out["dead_letter"] = {"topic": query.dead_letter_topic}
     if query.shedding is not None:
         out["shedding"] = dump_shedding(query.shedding)
+    if query.filter is not None:  # written only when given, like `within`
+        out["filter"] = dump_expr(query.filter)
     return out
 
 

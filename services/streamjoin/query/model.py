@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
+from streamjoin.query.expr import Expr
 from streamjoin.query.shedding import SheddingDef
 
 __all__ = [
@@ -160,6 +161,8 @@ class QueryDef:
     dead_letter_topic: str | None = None
     within: tuple[WithinPair, ...] = ()
     shedding: SheddingDef | None = None
+    filter: Expr | None = None
+    """A predicate every result satisfies as well as `where` (`streamjoin.query.expr`)."""
 
     @property
     def stream_names(self) -> tuple[str, ...]:

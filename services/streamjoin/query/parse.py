@@ -13,6 +13,7 @@ from typing import Any, Literal, TypeGuard, cast
 
 from streamjoin.query.bounds import unbounded_input
 from streamjoin.query.errors import QueryError
+from streamjoin.query.expr import parse_expr
 from streamjoin.query.model import (
     Algorithm,
     Comparison,
@@ -60,6 +61,7 @@ _TOP_LEVEL: frozenset[str] = frozenset(
         "dead_letter",
         "within",
         "shedding",
+        "filter",
     }
 )
 
@@ -337,6 +339,8 @@ def parse_definition(raw: object) -> QueryDef:
     lateness = spec.get("lateness", 0)
     if not _is_number(lateness) or lateness < 0 or lateness > MAX_SPAN:
         raise QueryError("lateness", f"must be a number >= 0 and <= {MAX_SPAN:.0e}")
+    if spec.get("filter") is not None and spec.get("shedding") is not None:
+        raise QueryError("filter", "a filter expression cannot be combined with shedding yet")
     dead_letter = spec.get("dead_letter")
     if dead_letter is not None:
         dead_letter = _name(_mapping(dead_letter, "dead_letter").get("topic"), "dead_letter.topic")
@@ -355,6 +359,7 @@ def parse_definition(raw: object) -> QueryDef:
         dead_letter_topic=dead_letter,
         within=within,
         shedding=parse_shedding(spec.get("shedding"), inputs=len(inputs)),
+        filter=None if spec.get("filter") is None else parse_expr(spec["filter"], streams, "filter"),
     )
 
 

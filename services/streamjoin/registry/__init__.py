@@ -1,16 +1,21 @@
-"""The registry in Redis: streams, queries and controls (control plane) and runtime state (joiners)."""
+"""The registry in Redis, with its durable log on Kafka: streams, queries and controls (control plane)
+and runtime state (joiners)."""
 
+from streamjoin.registry.durable import DEFAULT_REGISTRY_TOPIC, KafkaRegistryLog, MemoryRegistryLog
 from streamjoin.registry.errors import (
     AlreadyExistsError,
     ConcurrentChangeError,
     InUseError,
     NotFoundError,
     RegistryError,
+    RegistryUnavailableError,
 )
 from streamjoin.registry.histogram import DEFAULT_LATENCY_BOUNDS, LatencyHistogram, parse_histogram
 from streamjoin.registry.keys import DEFAULT_PREFIX, RegistryKeys
+from streamjoin.registry.log import LogEntry, RegistryLog
 from streamjoin.registry.query import CONTROL_ATTRIBUTES, QueryControls, QueryRecord
 from streamjoin.registry.records import (
+    QUERY_STATUSES,
     PartitionState,
     PlanRecord,
     QueryStatus,
@@ -20,6 +25,7 @@ from streamjoin.registry.records import (
     WorkerRecord,
     query_status,
 )
+from streamjoin.registry.restore import Restored
 from streamjoin.registry.runtime import OPERATOR_FIELD
 from streamjoin.registry.stats import OperatorStats, PartitionStats, WindowStats
 from streamjoin.registry.store import RegistryStore
@@ -28,14 +34,19 @@ __all__ = [
     "CONTROL_ATTRIBUTES",
     "DEFAULT_LATENCY_BOUNDS",
     "DEFAULT_PREFIX",
+    "DEFAULT_REGISTRY_TOPIC",
     "OPERATOR_FIELD",
     "AlreadyExistsError",
     "ConcurrentChangeError",
     "InUseError",
+    "KafkaRegistryLog",
     "LatencyHistogram",
+    "LogEntry",
+    "MemoryRegistryLog",
     "NotFoundError",
     "OperatorStats",
     "PartitionState",
+    "QUERY_STATUSES",
     "PartitionStats",
     "PlanRecord",
     "QueryControls",
@@ -43,8 +54,11 @@ __all__ = [
     "QueryStatus",
     "RegistryError",
     "RegistryKeys",
+    "RegistryLog",
     "RegistrySnapshot",
     "RegistryStore",
+    "RegistryUnavailableError",
+    "Restored",
     "StatusRecord",
     "StreamRecord",
     "WindowStats",

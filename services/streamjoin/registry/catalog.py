@@ -9,9 +9,10 @@ from typing import Any
 from redis.asyncio.client import Pipeline
 
 from streamjoin.query import QueryError
-from streamjoin.registry._base import StoreBase, Writes, as_fields, text, text_hash, texts
+from streamjoin.registry._base import Logged, StoreBase, Writes, as_fields, text, text_hash, texts
 from streamjoin.registry.errors import AlreadyExistsError, ConcurrentChangeError, InUseError, NotFoundError
 from streamjoin.registry.keys import RegistryKeys
+from streamjoin.registry.log import LogEntry
 from streamjoin.registry.query import QueryControls, QueryRecord
 from streamjoin.registry.records import RegistrySnapshot, StreamRecord
 
@@ -19,7 +20,11 @@ __all__ = ["CatalogOps"]
 
 
 class CatalogOps(StoreBase):
-    """Registry writes of the control plane; every one is one MULTI that also bumps the version."""
+    """Registry writes of the control plane; every one is one MULTI that also bumps the version.
+
+    Stream and query changes are logged (`streamjoin.registry.log`): with a log, the entity's new
+    value (or a tombstone) is appended, and acknowledged, before the MULTI.
+    """
 
     # ---- streams -------------------------------------------------------------------------------
 
@@ -27,37 +32,41 @@ class CatalogOps(StoreBase):
         """Register `stream`; return the new version. Raises `AlreadyExistsError`."""
         k = self._keys
 
-        async def prepare(pipe: Pipeline) -> Writes:
+        async def prepare(pipe: Pipeline) -> Logged:
             if await pipe.hexists(k.streams, stream.name):
                 raise AlreadyExistsError("stream", stream.name)
-            return lambda p: p.hset(k.streams, stream.name, stream.to_json())
+            entry = LogEntry.stream(k.prefix, stream.name, stream.to_json())
+            return Logged(lambda p: p.hset(k.streams, stream.name, stream.to_json()), [entry])
 
-        return int((await self._atomic([k.streams], prepare))[-1])
+        return int((await self._atomic([k.streams], prepare, logged=True))[-1])
 
     async def delete_stream(self, name: str) -> int:
         """Remove a stream no query reads; return the new version. Raises `NotFoundError`, `InUseError`."""
         k = self._keys
 
-        async def prepare(pipe: Pipeline) -> Writes:
+        async def prepare(pipe: Pipeline) -> Logged:
             if not await pipe.hexists(k.streams, name):
                 raise NotFoundError("stream", name)
             queries, _ = _queries(text_hash(await pipe.hgetall(k.queries)), {})
             users = [q.name for q in queries.values() if name in q.streams]
             if users:
                 raise InUseError("stream", name, users)
-            return lambda p: p.hdel(k.streams, name)
+            return Logged(lambda p: p.hdel(k.streams, name), [LogEntry.tombstone(k.prefix, "stream", name)])
 
-        return int((await self._atomic([k.streams, k.queries], prepare))[-1])
+        return int((await self._atomic([k.streams, k.queries], prepare, logged=True))[-1])
 
     async def get_stream(self, name: str) -> StreamRecord | None:
-        """Return the registered stream `name`, or None."""
-        raw = await self._redis.hget(self._keys.streams, name)
+        """Return the registered stream `name`, or None (`RegistryUnavailableError`: being restored)."""
+        async with self._redis.pipeline(transaction=True) as pipe:
+            pipe.hget(self._keys.streams, name)
+            pipe.get(self._keys.epoch)
+            raw, epoch = await pipe.execute()
+        self._epoch_of(epoch)
         return StreamRecord.from_json(text(raw)) if raw is not None else None
 
     async def list_streams(self) -> list[StreamRecord]:
         """Return every registered stream, by name."""
-        raw = text_hash(await self._redis.hgetall(self._keys.streams))
-        return [StreamRecord.from_json(raw[n]) for n in sorted(raw)]
+        return list((await self.snapshot()).streams.values())
 
     # ---- queries -------------------------------------------------------------------------------
 
@@ -74,7 +83,7 @@ class CatalogOps(StoreBase):
         """
         k = self._keys
 
-        async def prepare(pipe: Pipeline) -> Writes:
+        async def prepare(pipe: Pipeline) -> Logged:
             if await pipe.hexists(k.queries, query.name):
                 raise AlreadyExistsError("query", query.name)
             await _check_streams(pipe, k.streams, streams)
@@ -85,9 +94,11 @@ class CatalogOps(StoreBase):
                 p.delete(k.control(query.name), *stale)
                 p.hset(k.control(query.name), mapping=as_fields(query.controls.to_hash()))
 
-            return writes
+            entry = LogEntry.query(k.prefix, query.name, query.to_json(), query.controls.to_hash())
+            return Logged(writes, [entry])
 
-        return int((await self._atomic([k.queries, k.streams, k.stats_index(query.name)], prepare))[-1])
+        watch = [k.queries, k.streams, k.stats_index(query.name)]
+        return int((await self._atomic(watch, prepare, logged=True))[-1])
 
     async def replace_query(
         self, query: QueryRecord, *, streams: Sequence[StreamRecord], expected_revision: int | None = None
@@ -102,7 +113,7 @@ class CatalogOps(StoreBase):
         k = self._keys
         stored: list[QueryRecord] = []
 
-        async def prepare(pipe: Pipeline) -> Writes:
+        async def prepare(pipe: Pipeline) -> Logged:
             old = await _read_query(pipe, k, query.name)
             if expected_revision is not None and old.revision != expected_revision:
                 raise ConcurrentChangeError(f"query {query.name!r} was changed concurrently; retry")
@@ -124,10 +135,10 @@ class CatalogOps(StoreBase):
                 p.delete(k.control(query.name), *stale)
                 p.hset(k.control(query.name), mapping=as_fields(controls.to_hash()))
 
-            return writes
+            return Logged(writes, [LogEntry.query(k.prefix, query.name, new.to_json(), controls.to_hash())])
 
         watch = [k.queries, k.streams, k.control(query.name), k.stats_index(query.name)]
-        version = int((await self._atomic(watch, prepare))[-1])
+        version = int((await self._atomic(watch, prepare, logged=True))[-1])
         return stored[-1], version
 
     async def delete_query(self, name: str) -> int:
@@ -138,7 +149,7 @@ class CatalogOps(StoreBase):
         """
         k = self._keys
 
-        async def prepare(pipe: Pipeline) -> Writes:
+        async def prepare(pipe: Pipeline) -> Logged:
             await _read_query(pipe, k, name)
             stale = await _runtime_keys(pipe, k, name)
 
@@ -146,16 +157,18 @@ class CatalogOps(StoreBase):
                 p.hdel(k.queries, name)
                 p.delete(k.control(name), *stale)
 
-            return writes
+            return Logged(writes, [LogEntry.tombstone(k.prefix, "query", name)])
 
-        return int((await self._atomic([k.queries, k.stats_index(name)], prepare))[-1])
+        return int((await self._atomic([k.queries, k.stats_index(name)], prepare, logged=True))[-1])
 
     async def get_query(self, name: str) -> QueryRecord | None:
         """Return the registered query `name` with its controls, or None."""
         async with self._redis.pipeline(transaction=True) as pipe:
             pipe.hget(self._keys.queries, name)
             pipe.hgetall(self._keys.control(name))
-            raw, controls = await pipe.execute()
+            pipe.get(self._keys.epoch)
+            raw, controls, epoch = await pipe.execute()
+        self._epoch_of(epoch)
         if raw is None:
             return None
         return QueryRecord.from_json(name, text(raw), QueryControls.from_hash(text_hash(controls)))
@@ -176,16 +189,20 @@ class CatalogOps(StoreBase):
         k = self._keys
         result: list[QueryControls] = []
 
-        async def prepare(pipe: Pipeline) -> Writes:
+        async def prepare(pipe: Pipeline) -> Logged:
             old = await _read_query(pipe, k, name)
             if expected_revision is not None and old.revision != expected_revision:
                 raise ConcurrentChangeError(f"query {name!r} was changed concurrently; retry")
             new = old.controls.with_changes(changes)
             result.append(new)
             fields = {a: v for a, v in new.to_hash().items() if a in changes}
-            return lambda p: p.hset(k.control(name), mapping=as_fields(fields)) if fields else None
+            stored = {**text_hash(await pipe.hgetall(k.control(name))), **fields}
+            entry = LogEntry.query(k.prefix, name, text(await pipe.hget(k.queries, name)), stored)
+            return Logged(
+                lambda p: p.hset(k.control(name), mapping=as_fields(fields)) if fields else None, [entry]
+            )
 
-        version = int((await self._atomic([k.queries, k.control(name)], prepare))[-1])
+        version = int((await self._atomic([k.queries, k.control(name)], prepare, logged=True))[-1])
         return result[-1], version
 
     # ---- re-plan requests ------------------------------------------------------------------------
@@ -231,6 +248,7 @@ class CatalogOps(StoreBase):
 
             def reads(p: Pipeline) -> None:
                 p.get(k.version)
+                p.get(k.epoch)
                 p.hgetall(k.streams)
                 p.hgetall(k.queries)
                 for n in names:
@@ -238,7 +256,8 @@ class CatalogOps(StoreBase):
 
             return reads
 
-        version, streams, queries, *controls = await self._atomic([k.queries], prepare, bump=False)
+        version, epoch, streams, queries, *controls = await self._atomic([k.queries], prepare, bump=False)
+        epoch = self._epoch_of(epoch)
         streams, queries = text_hash(streams), text_hash(queries)
         names = sorted(queries)
         if len(names) != len(controls):
@@ -249,6 +268,7 @@ class CatalogOps(StoreBase):
             streams={n: StreamRecord.from_json(streams[n]) for n in sorted(streams)},
             queries=records,
             problems=problems,
+            epoch=epoch,
         )
 
 

@@ -14,6 +14,7 @@ __all__ = [
     "NotFoundError",
     "UNAVAILABLE_ERRORS",
     "RegistryError",
+    "RegistryUnavailableError",
 ]
 
 
@@ -60,3 +61,8 @@ UNAVAILABLE_ERRORS: tuple[type[Exception], ...] = (
     TimeoutError,
 )
 """What a registry call raises when Redis cannot be reached: the caller may retry later (HTTP 503)."""
+
+
+class RegistryUnavailableError(RegistryError):
+    """The registry cannot answer now: Redis lost it and it is being restored from its log, or the log
+    did not acknowledge a write. Nothing was written to Redis; retry later (HTTP 503)."""

@@ -38,6 +38,16 @@ class RegistryKeys:
         return f"{self.prefix}version"
 
     @property
+    def epoch(self) -> str:
+        """Return the registry's epoch: set when it is created or restored, absent in a Redis that lost it."""
+        return f"{self.prefix}epoch"
+
+    @property
+    def writer(self) -> str:
+        """Return the lock that orders the control plane's logged writes (docs/registry.md, "Durability")."""
+        return f"{self.prefix}writer"
+
+    @property
     def changes(self) -> str:
         """Return the pub/sub channel announcing a new version."""
         return f"{self.prefix}changes"

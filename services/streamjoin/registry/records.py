@@ -22,6 +22,7 @@ from streamjoin.registry.query import QueryControls, QueryRecord
 __all__ = [
     "PartitionState",
     "PlanRecord",
+    "QUERY_STATUSES",
     "QueryStatus",
     "RegistrySnapshot",
     "StatusRecord",
@@ -31,8 +32,10 @@ __all__ = [
     "query_status",
 ]
 
-PartitionState: TypeAlias = Literal["positioning", "running", "paused"]
-QueryStatus: TypeAlias = Literal["pending", "positioning", "running", "paused"]
+PartitionState: TypeAlias = Literal["positioning", "running", "paused", "failing"]
+QueryStatus: TypeAlias = Literal["pending", "positioning", "running", "paused", "failing"]
+QUERY_STATUSES: tuple[QueryStatus, ...] = ("pending", "positioning", "running", "paused", "failing")
+"""Every `QueryStatus`, in the order metrics list them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +48,10 @@ class StreamRecord:
     schema: Mapping[str, Any] | None = None
     description: str = ""
     created_at: float = 0.0
+    expected_rate: float | None = None
+    """Records per second the producer expects (state-size estimate at registration); None: unknown."""
+    record_bytes: int | None = None
+    """Expected size of one record in bytes (state-size estimate); None: unknown."""
 
     def to_json(self) -> str:
         """Return the JSON stored in `streamjoin:streams`."""
@@ -56,6 +63,8 @@ class StreamRecord:
                 "schema": self.schema,
                 "description": self.description,
                 "created_at": self.created_at,
+                "expected_rate": self.expected_rate,
+                "record_bytes": self.record_bytes,
             }
         )
 
@@ -70,6 +79,8 @@ class StreamRecord:
             schema=v.get("schema"),
             description=str(v.get("description") or ""),
             created_at=float(v.get("created_at") or 0.0),
+            expected_rate=None if v.get("expected_rate") is None else float(v["expected_rate"]),
+            record_bytes=None if v.get("record_bytes") is None else int(v["record_bytes"]),
         )
 
 
@@ -108,9 +119,13 @@ class PlanRecord:
 
 @dataclass(frozen=True, slots=True)
 class StatusRecord:
-    """Where one input partition of a query stands, as its worker reported."""
+    """Where one input partition of a query stands, as its worker reported.
 
-    partition: int
+    `partition` None is the query as a whole: a problem a worker found before any partition could
+    start (an input topic missing, inputs not co-partitioned), stored under the field `*`.
+    """
+
+    partition: int | None
     worker: str
     state: PartitionState
     at: float
@@ -118,6 +133,11 @@ class StatusRecord:
     """How many partitions the query has in all (the joiner knows from the topic metadata)."""
     version: int | None = None
     """The registry version the worker had applied when it wrote this status."""
+    error: str | None = None
+    """Why the partition (or query) is stuck, while it is: `failing`, or `positioning` after its
+    worker released it (a rebalance, a shutdown) and before another reports it."""
+    error_since: float | None = None
+    """When the error was first seen (unix s), kept while the same failure repeats."""
 
     def to_json(self) -> str:
         """Return the JSON stored in `streamjoin:status:{query}`."""
@@ -128,18 +148,21 @@ class StatusRecord:
                 "at": self.at,
                 "partitions": self.partitions,
                 "version": self.version,
+                "error": self.error,
+                "error_since": self.error_since,
             }
         )
 
     @classmethod
-    def from_json(cls, partition: int, raw: str | bytes) -> StatusRecord:
+    def from_json(cls, partition: int | None, raw: str | bytes) -> StatusRecord:
         """Build the record from its stored JSON."""
         v = _object(raw, f"status of partition {partition}")
         state = v.get("state")
-        if state not in ("positioning", "running", "paused"):
+        if state not in ("positioning", "running", "paused", "failing"):
             raise ValueError(f"unknown partition state {state!r}")
         total = v.get("partitions")
         version = v.get("version")
+        since = v.get("error_since")
         return cls(
             partition=partition,
             worker=str(v.get("worker") or ""),
@@ -147,19 +170,27 @@ class StatusRecord:
             at=float(v.get("at") or 0.0),
             partitions=int(total) if total is not None else None,
             version=int(version) if version is not None else None,
+            error=str(v["error"]) if v.get("error") is not None else None,
+            error_since=float(since) if since is not None else None,
         )
 
 
 def query_status(controls: QueryControls, statuses: Sequence[StatusRecord]) -> QueryStatus:
-    """Return a query's status: paused, else running once every partition runs, else pending/positioning.
+    """Return a query's status: paused; failing if a partition (or the query) reports `failing`;
+    running once every partition runs; else pending (no report) or positioning.
 
     >>> from dataclasses import replace
     >>> s = StatusRecord(0, "w1", "running", 0.0, partitions=2)
     >>> query_status(QueryControls(), [s]), query_status(QueryControls(), [s, replace(s, partition=1)])
     ('positioning', 'running')
+    >>> query_status(QueryControls(), [s, StatusRecord(None, "w1", "failing", 0.0, error="topic b missing")])
+    'failing'
     """
     if controls.paused:
         return "paused"
+    if any(s.state == "failing" for s in statuses):
+        return "failing"
+    statuses = [s for s in statuses if s.partition is not None]
     if not statuses:
         return "pending"
     expected = max((s.partitions or 0 for s in statuses), default=0)
@@ -189,3 +220,7 @@ class RegistrySnapshot:
     queries: Mapping[str, QueryRecord]
     problems: Mapping[str, str] = field(default_factory=dict)
     """Stored queries that could not be read back, by name, with the reason (never expected)."""
+    epoch: str | None = None
+    """The registry's epoch (`streamjoin:epoch`); None when Redis holds no registry: never written,
+    or lost (restarted empty). A reader must not take an epoch-less empty snapshot for "no queries"
+    when the registry has a log; a new epoch means Redis was replaced (docs/registry.md)."""

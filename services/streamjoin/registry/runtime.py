@@ -141,32 +141,41 @@ class RuntimeOps(StoreBase):
     async def set_status(
         self,
         query: str,
-        partition: int,
+        partition: int | None,
         *,
         worker: str,
         state: PartitionState,
         partitions: int | None = None,
         version: int | None = None,
         at: float | None = None,
+        error: str | None = None,
+        error_since: float | None = None,
     ) -> None:
-        """Report where `partition` of `query` stands (`positioning`, `running`, `paused`).
+        """Report where `partition` of `query` stands (`positioning`, `running`, `paused`, `failing`).
 
         Args:
+            partition: the partition, or None for the query as a whole (a problem found before
+                any partition could start).
             partitions: how many partitions the query has in all, so readers know when all run.
             version: the registry version the worker has applied.
+            error: why it is stuck (with `state="failing"`), and `error_since` since when.
         """
         stamp = time.time() if at is None else at
-        record = StatusRecord(partition, worker, state, stamp, partitions, version)
-        await self._redis.hset(self._keys.status(query), str(partition), record.to_json())
+        record = StatusRecord(partition, worker, state, stamp, partitions, version, error, error_since)
+        await self._redis.hset(self._keys.status(query), _status_field(partition), record.to_json())
 
-    async def clear_status(self, query: str, partition: int) -> None:
-        """Forget `partition` of `query` (its worker lost it in a rebalance)."""
-        await self._redis.hdel(self._keys.status(query), str(partition))
+    async def clear_status(self, query: str, partition: int | None) -> None:
+        """Forget `partition` of `query` (its worker lost it in a rebalance; None: the query's own)."""
+        await self._redis.hdel(self._keys.status(query), _status_field(partition))
 
     async def read_status(self, query: str) -> list[StatusRecord]:
-        """Return the status of every partition of `query` reported so far, by partition."""
+        """Return the status of every partition of `query` reported so far, by partition.
+
+        The query's own status (partition None), if any, comes first.
+        """
         fields = text_hash(await self._redis.hgetall(self._keys.status(query)))
-        return sorted((StatusRecord.from_json(int(p), v) for p, v in fields.items()), key=_by_partition)
+        records = (StatusRecord.from_json(_status_partition(p), v) for p, v in fields.items())
+        return sorted(records, key=_by_partition)
 
     # ---- workers -------------------------------------------------------------------------------
 
@@ -226,5 +235,17 @@ class RuntimeOps(StoreBase):
         return out
 
 
+_QUERY_FIELD = "*"
+"""The field of `streamjoin:status:{query}` holding the status of the query as a whole."""
+
+
+def _status_field(partition: int | None) -> str:
+    return _QUERY_FIELD if partition is None else str(partition)
+
+
+def _status_partition(field: str) -> int | None:
+    return None if field == _QUERY_FIELD else int(field)
+
+
 def _by_partition(status: StatusRecord) -> int:
-    return status.partition
+    return -1 if status.partition is None else status.partition

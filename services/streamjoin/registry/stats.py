@@ -240,6 +240,14 @@ class OperatorStats:
         metric="streamjoin_plan_observed_cost",
         summary="observed_cost",
     )
+    failing_since: float | None = _stat(
+        help="Seconds the partition has been failing (its error: the query's status); absent if not.",
+        kind="gauge",
+        metric="streamjoin_partition_failing_seconds",
+        age=True,
+        aggregate="min",
+        summary="failing_since",
+    )
     updated_at: float | None = _stat(
         help="Seconds since the partition's statistics were refreshed.",
         kind="gauge",

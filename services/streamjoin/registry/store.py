@@ -3,7 +3,9 @@
 The control plane registers streams and queries and writes controls; joiners watch for changes and
 publish plans, statistics, status and heartbeats. Every registry change is validated by the caller,
 checked again under WATCH, and written in one MULTI that also increments `streamjoin:version`; the
-new version is then published on `streamjoin:changes`. A refused write changes nothing.
+new version is then published on `streamjoin:changes`. A refused write changes nothing. With a log
+(`streamjoin.registry.log`), stream and query changes are appended to it first, and `restore`
+rebuilds a registry that Redis lost.
 
 Usage (a joiner)::
 
@@ -27,6 +29,8 @@ from redis.asyncio import Redis
 from streamjoin.client_security import redis_options
 from streamjoin.registry.catalog import CatalogOps
 from streamjoin.registry.keys import DEFAULT_PREFIX, RegistryKeys
+from streamjoin.registry.log import RegistryLog
+from streamjoin.registry.restore import RestoreOps
 from streamjoin.registry.runtime import RuntimeOps
 from streamjoin.settings import Settings
 
@@ -35,7 +39,7 @@ __all__ = ["RegistryStore"]
 _log = logging.getLogger(__name__)
 
 
-class RegistryStore(CatalogOps, RuntimeOps):
+class RegistryStore(CatalogOps, RuntimeOps, RestoreOps):
     """Read and write the registry over `redis.asyncio`; see the module docstring."""
 
     def __init__(
@@ -45,6 +49,7 @@ class RegistryStore(CatalogOps, RuntimeOps):
         prefix: str = DEFAULT_PREFIX,
         timeout_ms: int = 5_000,
         connection: Mapping[str, Any] | None = None,
+        log: RegistryLog | None = None,
     ) -> None:
         """Create the client for `url` (nothing connects until the first command).
 
@@ -54,6 +59,9 @@ class RegistryStore(CatalogOps, RuntimeOps):
             timeout_ms: socket connect and read timeout.
             connection: more keyword arguments of `Redis.from_url`, e.g. the TLS options of
                 `streamjoin.client_security.redis_options`.
+            log: the registry's durable log (the control plane's `KafkaRegistryLog`): stream and
+                query changes are appended to it before Redis, reads refuse a Redis that lost the
+                registry, and `restore` rebuilds it. None (joiners, tests, tools): Redis only.
         """
         client = Redis.from_url(
             url,
@@ -63,7 +71,7 @@ class RegistryStore(CatalogOps, RuntimeOps):
             health_check_interval=30,
             **(connection or {}),
         )
-        super().__init__(client, RegistryKeys(prefix))
+        super().__init__(client, RegistryKeys(prefix), log)
         self.url = url
 
     @classmethod

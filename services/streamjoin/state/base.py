@@ -128,6 +128,10 @@ class StateStore(Protocol):
         """Drop published records from the outboxes."""
         ...
 
+    async def check_owner(self, query: str, partition: int, epoch: int) -> None:
+        """Raise `FencedError` unless `epoch` is still the owner's (read right before a publish)."""
+        ...
+
     async def drop_query(self, query: str) -> int:
         """Delete every partition's state of `query`; return how many keys went."""
         ...

@@ -25,6 +25,8 @@ Choices where semantics.md is silent (documented here, and what the engine is te
 - **Predicates.** An operand `stream.field` is `record[field]`, a literal is itself; comparisons
   are Python's operators. A missing field, or operands Python cannot compare (`TypeError`), make the
   predicate false, for every operator including `!=`.
+- **`filter`.** Checked on each complete result, after the windows (`oracle_filter`): a record
+  that fails it still occupies its window.
 - **`partition_by`.** Records are grouped by `record.get(field)`: a record without the field is in
   the group of `null`.
 
@@ -52,6 +54,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeAlias
 
 from streamjoin.query.model import FieldRef, Operand, Predicate, QueryDef, RangeWindow, RowsWindow
+from streamjoin.testing.oracle_filter import filter_holds
 
 __all__ = [
     "EntryLike",
@@ -271,7 +274,9 @@ def expected_results(
     def extend(depth: int) -> None:
         if depth == len(names):
             t_max = max(e.ts for e in combo.values())
-            if all(inside(i, combo[name], t_max) for i, name in enumerate(names)):
+            if all(inside(i, combo[name], t_max) for i, name in enumerate(names)) and (
+                query.filter is None or filter_holds(query.filter, {n: e.record for n, e in combo.items()})
+            ):
                 results[tuple((combo[name].partition, combo[name].offset) for name in names)] += 1
             return
         name = names[depth]

@@ -22,6 +22,7 @@ from types import MappingProxyType
 from typing import Literal, TypeAlias, TypeGuard, cast, get_args
 
 import streamjoin
+from streamjoin.jsoncheck import json_object
 
 __all__ = [
     "CatalogError",
@@ -121,12 +122,8 @@ def parse_catalog(raw: object) -> TopicCatalog:
     return TopicCatalog(tuple(specs))
 
 
-def _parse_topic(entry: object, where: str) -> TopicSpec:
-    if not isinstance(entry, dict):
-        raise CatalogError(f"{where}: must be an object")
-    unknown = set(entry) - _FIELDS
-    if unknown:
-        raise CatalogError(f"{where}: unknown field(s) {sorted(unknown)}")
+def _parse_topic(raw: object, where: str) -> TopicSpec:
+    entry = json_object(raw, where, _FIELDS, CatalogError)
     name = entry.get("name")
     if not isinstance(name, str) or not _LEGAL_NAME.fullmatch(name) or name in (".", ".."):
         raise CatalogError(f"{where}.name: {name!r} is not a legal Kafka topic name")

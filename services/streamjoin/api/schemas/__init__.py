@@ -14,6 +14,7 @@ from streamjoin.api.schemas.queries import (
     QueryCreate,
     QueryPublic,
     QueryUpdate,
+    StatusReasonPublic,
     WindowSpec,
 )
 from streamjoin.api.schemas.streams import StreamCreate, StreamPublic
@@ -30,6 +31,7 @@ __all__ = [
     "ModeSpec",
     "OutputSpec",
     "PartitionStatusPublic",
+    "StatusReasonPublic",
     "PlanPublic",
     "QueryCreate",
     "QueryPublic",

@@ -37,7 +37,13 @@ class BackfillCreate(BaseModel):
 
 
 class BackfillPublic(BaseModel):
-    """One back-fill job: its state (starting, running, succeeded, failed, cancelled) and progress."""
+    """One back-fill job: its state (starting, running, succeeded, failed, cancelled) and progress.
+
+    The HTTP form of `streamjoin.backfill.jobs.BackfillJobStatus`, field for field: a field added to
+    or renamed in one and not the other fails the conversion (`extra="forbid"`, no defaults).
+    """
+
+    model_config = ConfigDict(extra="forbid")
 
     id: str
     query: str

@@ -10,7 +10,11 @@ __all__ = ["PlanPublic", "ReplanPublic"]
 
 
 class PlanPublic(BaseModel):
-    """The join orders a joiner chose for a query, their estimated cost and the statistics behind them."""
+    """The join orders a joiner chose for a query, their estimated cost and the statistics behind them.
+
+    `estimated_cost` is per timestamp unit, `observed_cost` per input record; the two
+    `..._per_record` fields put both in one unit (comparisons per input record), to compare.
+    """
 
     query: str
     planned: bool = Field(description="False until a joiner publishes a plan.")
@@ -19,8 +23,23 @@ class PlanPublic(BaseModel):
     local_orders: dict[str, list[str]] | None = Field(
         description="Per origin stream, the order its records probe."
     )
-    estimated_cost: float | None
-    observed_cost: float | None = Field(description="Summed over partitions, from the joiners' statistics.")
+    estimated_cost: float | None = Field(
+        description="The cost model's estimate: comparisons per timestamp unit, over all partitions."
+    )
+    observed_cost: float | None = Field(
+        description="Measured probes + comparisons per input record, summed over partitions' ratios "
+        "(a per-partition figure: compare `observed_cost_per_record` with `estimated_cost_per_record`)."
+    )
+    estimated_cost_per_record: float | None = Field(
+        default=None,
+        description="`estimated_cost` divided by the input rate the plan was chosen from (the summed "
+        "`rate` of `statistics`): comparisons per input record.",
+    )
+    observed_cost_per_record: float | None = Field(
+        default=None,
+        description="Measured probes + comparisons per input record, over all partitions "
+        "(each partition's ratio weighted by its `records_in`).",
+    )
     reason: str | None
     changed_at: float | None
     plan_changes: int

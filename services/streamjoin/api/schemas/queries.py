@@ -25,6 +25,7 @@ __all__ = [
     "QueryCreate",
     "QueryPublic",
     "QueryUpdate",
+    "StatusReasonPublic",
     "WindowSpec",
 ]
 
@@ -99,9 +100,17 @@ class QueryCreate(BaseModel):
 
     name: QueryName
     cql: StrictStr | None = Field(default=None, description="CQL text; replaces inputs, where and select.")
+    sql: StrictStr | None = Field(
+        default=None,
+        description="SQL text (JOIN ... ON, aliases, OR, arithmetic, ...) with CQL's window clauses; "
+        "replaces inputs, where, filter, select, within and shedding.",
+    )
     inputs: list[InputSpec] | None = None
     where: list[list[Scalar]] | None = Field(default=None, description='`[["a.src", "=", "b.src"], ...]`')
     select: list[StrictStr] | None = None
+    filter: Any = Field(
+        default=None, description='The filter expression: `{"op": ">", "args": [{"ref": ["a", "n"]}, 1]}`.'
+    )
     output: OutputSpec
     evaluation: ModeSpec | None = None
     expiration: ExpirationSpec | None = None
@@ -117,12 +126,12 @@ class QueryCreate(BaseModel):
     paused: bool = Field(default=False, description="Register the query paused.")
 
     def query_json(self) -> dict[str, Any]:
-        """Return the query JSON fields the client gave (without `cql` and `paused`).
+        """Return the query JSON fields the client gave (without `cql`, `sql` and `paused`).
 
         A null reads as "not given" (the default applies), except an input's `timestamp`, where
         null means the Kafka record timestamp.
         """
-        out = self.model_dump(exclude_unset=True, exclude_none=True, exclude={"cql", "paused"})
+        out = self.model_dump(exclude_unset=True, exclude_none=True, exclude={"cql", "sql", "paused"})
         for given, dumped in zip(self.inputs or (), out.get("inputs", ()), strict=True):
             if "timestamp" in given.model_fields_set:
                 dumped["timestamp"] = given.timestamp
@@ -159,6 +168,16 @@ class PartitionStatusPublic(BaseModel):
     state: PartitionState
     at: float
     version: int | None = Field(description="The registry version the worker had applied.")
+    error: str | None = Field(default=None, description="Why the partition is failing (state `failing`).")
+    error_since: float | None = Field(default=None, description="When the error was first seen (unix s).")
+
+
+class StatusReasonPublic(BaseModel):
+    """Why a query is not running: the error a worker reported (or the partitions nobody runs)."""
+
+    error: str
+    since: float | None = Field(description="When it was first seen (unix s), if known.")
+    partition: int | None = Field(description="The partition concerned; null: the query as a whole.")
 
 
 class QueryPublic(BaseModel):
@@ -170,6 +189,9 @@ class QueryPublic(BaseModel):
     cql: str = Field(description="The CQL text given, or the CQL form of the JSON definition.")
     definition: dict[str, Any] = Field(description="The normalised query JSON (every default spelled out).")
     controls: ControlsPublic
+    reason: StatusReasonPublic | None = Field(
+        default=None, description="Why the query is not running (null while it runs or is paused)."
+    )
     partitions: list[PartitionStatusPublic]
     revision: int = Field(description="1 when registered, +1 for each replaced definition.")
     created_at: float

@@ -31,6 +31,16 @@ class StreamCreate(BaseModel):
         description="Optional JSON Schema of the records; with `properties`, queries may name only those.",
     )
     description: StrictStr = Field(default="", max_length=1000)
+    expected_rate: float | None = Field(
+        default=None,
+        gt=0,
+        le=1e9,
+        allow_inf_nan=False,
+        description="Records per second expected on the topic (state-size estimate of its queries).",
+    )
+    record_bytes: int | None = Field(
+        default=None, gt=0, le=1 << 30, description="Expected size of one record in bytes (same estimate)."
+    )
 
     @field_validator("json_schema")
     @classmethod
@@ -58,4 +68,6 @@ class StreamPublic(BaseModel):
     json_schema: dict[str, Any] | None = Field(alias="schema")
     description: str
     created_at: float = Field(description="Unix seconds.")
+    expected_rate: float | None = Field(default=None, description="Records per second expected.")
+    record_bytes: int | None = Field(default=None, description="Expected size of one record in bytes.")
     queries: list[str] = Field(description="The registered queries that read this stream.")

@@ -16,11 +16,14 @@ from typing import Any
 from streamjoin.api.services.streams import schema_fields
 from streamjoin.query import FieldRef, QueryDef, QueryError, RowsWindow, parse_query
 from streamjoin.query.cql import parse_cql
+from streamjoin.query.expr import refs_of
+from streamjoin.query.sql import parse_sql
 from streamjoin.registry import StreamRecord
 
 __all__ = ["Compiled", "compile_query"]
 
 _CQL_REPLACES = ("inputs", "where", "select", "within")
+_SQL_REPLACES = (*_CQL_REPLACES, "filter", "shedding")
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,14 +35,23 @@ class Compiled:
     streams: tuple[StreamRecord, ...]
 
 
-def compile_query(raw: Mapping[str, Any], cql: str | None, streams: Mapping[str, StreamRecord]) -> Compiled:
-    """Validate a query given as JSON fields (`raw`) and optional CQL text against the registered `streams`.
+def compile_query(
+    raw: Mapping[str, Any], cql: str | None, streams: Mapping[str, StreamRecord], sql: str | None = None
+) -> Compiled:
+    """Validate a query given as JSON fields (`raw`) and optional CQL or SQL text against `streams`.
 
     Raises:
         QueryError: the first problem found, with the field it is in.
     """
     spec = dict(raw)
-    if cql is not None:
+    if sql is not None:
+        given = [f for f in _SQL_REPLACES if f in spec] + (["cql"] if cql is not None else [])
+        if given:
+            raise QueryError(
+                "sql", f"give either sql or {'/'.join(_SQL_REPLACES)}/cql, not both (found {given})"
+            )
+        spec.update(parse_sql(sql, streams))
+    elif cql is not None:
         given = [f for f in _CQL_REPLACES if f in spec]
         if given:
             raise QueryError("cql", f"give either cql or {'/'.join(_CQL_REPLACES)}, not both (found {given})")
@@ -103,6 +115,8 @@ def _check_fields(query: QueryDef, spec: Mapping[str, Any], streams: Mapping[str
                 _check_field(operand, f"where[{i}][{side}]", streams)
     for i, ref in enumerate(query.select or ()):
         _check_field(ref, f"select[{i}]", streams)
+    for path in refs_of(query.filter) if query.filter is not None else ():
+        _check_field(FieldRef(path.stream, path.path[0]), "filter", streams)
 
 
 def _check_topics(query: QueryDef) -> None:

@@ -1,4 +1,4 @@
-"""Readiness: Redis answers a PING and the broker answers a metadata request."""
+"""Readiness: Redis answers a PING and holds the registry (its epoch); the broker answers."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 from streamjoin.api.schemas import Readiness, ReadinessCheck
 from streamjoin.kafka import reader
-from streamjoin.registry import RegistryStore
+from streamjoin.registry import RegistryStore, RegistryUnavailableError
 
 __all__ = ["HealthService"]
 
@@ -34,7 +34,11 @@ class HealthService:
 
     async def readiness(self) -> Readiness:
         """Run every check concurrently; ready when all pass."""
-        checks = await asyncio.gather(self._check("redis", self._redis), self._check("kafka", self._kafka))
+        checks = await asyncio.gather(
+            self._check("redis", self._redis),
+            self._check("registry", self._registry),
+            self._check("kafka", self._kafka),
+        )
         return Readiness(ready=all(c.ok for c in checks), checks=list(checks))
 
     async def _check(self, name: str, probe: Callable[[], Awaitable[str]]) -> ReadinessCheck:
@@ -53,6 +57,12 @@ class HealthService:
     async def _redis(self) -> str:
         await self._store.ping()
         return f"registry version {await self._store.version()}"
+
+    async def _registry(self) -> str:
+        epoch = await self._store.epoch()
+        if epoch is None:
+            raise RegistryUnavailableError("Redis holds no registry: it is being restored from its log")
+        return f"epoch {epoch}"
 
     async def _kafka(self) -> str:
         consumer = reader(self._bootstrap, options=self._options)

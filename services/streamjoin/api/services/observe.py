@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from streamjoin.registry import (
@@ -23,7 +23,37 @@ from streamjoin.registry import (
 )
 from streamjoin.registry.records import QueryStatus
 
-__all__ = ["Observation", "QueryObservation", "number", "observe", "total"]
+__all__ = ["Observation", "QueryObservation", "StatusReason", "number", "observe", "status_reason", "total"]
+
+
+@dataclass(frozen=True, slots=True)
+class StatusReason:
+    """Why a query is not running: the error, since when (unix s), and which partition (None: all)."""
+
+    error: str
+    since: float | None
+    partition: int | None
+
+
+def status_reason(statuses: Sequence[StatusRecord]) -> StatusReason | None:
+    """Return why a query is stuck: the oldest error a worker reported, else partitions nobody runs.
+
+    >>> ok = StatusRecord(0, "w1", "running", 5.0, partitions=3)
+    >>> status_reason([ok])
+    StatusReason(error='no worker runs partition(s) [1, 2]', since=None, partition=1)
+    >>> stuck = StatusRecord(None, "w1", "failing", 9.0, error="topic b missing", error_since=7.0)
+    >>> status_reason([ok, stuck])
+    StatusReason(error='topic b missing', since=7.0, partition=None)
+    """
+    failing = [s for s in statuses if s.error is not None]
+    if failing:
+        first = min(failing, key=lambda s: s.error_since if s.error_since is not None else s.at)
+        return StatusReason(first.error or "", first.error_since, first.partition)
+    expected = max((s.partitions or 0 for s in statuses), default=0)
+    missing = sorted(set(range(expected)) - {s.partition for s in statuses})
+    if missing:
+        return StatusReason(f"no worker runs partition(s) {missing}", None, missing[0])
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +70,11 @@ class QueryObservation:
     def status(self) -> QueryStatus:
         """Return the query's status (registry.query_status)."""
         return query_status(self.query.controls, self.statuses)
+
+    @property
+    def reason(self) -> StatusReason | None:
+        """Return why the query is not running (None while it runs or is paused)."""
+        return None if self.status in ("running", "paused") else status_reason(self.statuses)
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from streamjoin.api.schemas import PlanPublic, ReplanPublic
-from streamjoin.api.services.observe import observe_query, total
+from streamjoin.api.services.observe import number, observe_query, total
 from streamjoin.query.bounds import bounds_report
-from streamjoin.registry import NotFoundError, RegistryStore
+from streamjoin.registry import NotFoundError, PartitionStats, PlanRecord, RegistryStore
 
 __all__ = ["PlanService"]
 
@@ -33,6 +35,8 @@ class PlanService:
             local_orders={s: list(o) for s, o in plan.local_orders.items()} if plan else None,
             estimated_cost=plan.estimated_cost if plan else None,
             observed_cost=total(p.operator.observed_cost for p in qo.stats),
+            estimated_cost_per_record=_estimated_per_record(plan),
+            observed_cost_per_record=_observed_per_record(qo.stats),
             reason=plan.reason if plan else None,
             changed_at=plan.changed_at if plan else None,
             plan_changes=plan.plan_changes if plan else 0,
@@ -45,3 +49,27 @@ class PlanService:
         """Ask the joiners to re-plan the query now; raise `NotFoundError`."""
         request_id = await self._store.request_replan(name)
         return ReplanPublic(query=name, request_id=request_id, registry_version=await self._store.version())
+
+
+def _estimated_per_record(plan: PlanRecord | None) -> float | None:
+    """Return the estimate per input record: comparisons per time unit over records per time unit.
+
+    >>> rates = {"a": {"rate": 3}, "b": {"rate": 1}}
+    >>> _estimated_per_record(PlanRecord(("a", "b"), {}, 40.0, statistics=rates))
+    10.0
+    """
+    if plan is None or plan.estimated_cost is None:
+        return None
+    rate = total(v.get("rate") for v in plan.statistics.values())
+    return plan.estimated_cost / rate if rate else None
+
+
+def _observed_per_record(stats: Iterable[PartitionStats]) -> float | None:
+    """Return probes + comparisons per input record over all partitions (ratios weighted by records)."""
+    work = records = 0.0
+    for p in stats:
+        ratio, count = number(p.operator.observed_cost), number(p.operator.records_in)
+        if ratio is not None and count:
+            work += ratio * count
+            records += count
+    return work / records if records else None

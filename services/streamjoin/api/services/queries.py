@@ -15,9 +15,13 @@ from streamjoin.api.schemas import (
     QueryCreate,
     QueryPublic,
     QueryUpdate,
+    StatusReasonPublic,
 )
 from streamjoin.api.services.compile import compile_query
+from streamjoin.api.services.limits import RegistrationLimits, check_limits
+from streamjoin.api.services.observe import status_reason
 from streamjoin.query.cql import format_cql
+from streamjoin.query.model import QueryDef
 from streamjoin.registry import (
     NotFoundError,
     QueryRecord,
@@ -32,14 +36,16 @@ __all__ = ["QueryService", "control_changes", "query_public"]
 class QueryService:
     """Queries over the registry; every write is validated first and then written in one step."""
 
-    def __init__(self, store: RegistryStore) -> None:
-        """Serve queries from `store`."""
+    def __init__(self, store: RegistryStore, limits: RegistrationLimits | None = None) -> None:
+        """Serve queries from `store`; registrations are checked against `limits` (default: defaults)."""
         self._store = store
+        self._limits = limits or RegistrationLimits()
 
     async def create(self, body: QueryCreate) -> QueryPublic:
         """Validate and register a query; raise `QueryError` (422) or `AlreadyExistsError` (409)."""
         snapshot = await self._store.snapshot()
-        compiled = compile_query(body.query_json(), body.cql, snapshot.streams)
+        compiled = compile_query(body.query_json(), body.cql, snapshot.streams, body.sql)
+        check_limits(compiled.query, snapshot.streams, list(snapshot.queries), self._limits)
         at = round(time.time(), 3)
         record = QueryRecord.of(compiled.query, cql=compiled.cql, paused=body.paused, at=at)
         version = await self._store.create_query(record, streams=compiled.streams)
@@ -55,7 +61,9 @@ class QueryService:
         old = snapshot.queries.get(name)
         if old is None:
             raise NotFoundError("query", name)
-        compiled = compile_query({**body.query_json(), "name": name}, body.cql, snapshot.streams)
+        compiled = compile_query({**body.query_json(), "name": name}, body.cql, snapshot.streams, body.sql)
+        check_limits(compiled.query, snapshot.streams, list(snapshot.queries), self._limits)
+        _check_same_inputs(old, compiled.query)
         draft = QueryRecord(compiled.query, compiled.cql, old.controls, 0.0, round(time.time(), 3))
         record, version = await self._store.replace_query(
             draft, streams=compiled.streams, expected_revision=old.revision
@@ -101,6 +109,24 @@ class QueryService:
         return record
 
 
+def _check_same_inputs(old: QueryRecord, new: QueryDef) -> None:
+    """Refuse a redefinition that reads other inputs (409): delete and register the query again.
+
+    As ksqlDB refuses a `CREATE OR REPLACE` that changes the sources: the state of the old inputs
+    (windows, offsets) means nothing for new ones, and new inputs may have other partition counts.
+    """
+    before = [(i.stream, i.topic) for i in old.query.inputs]
+    after = [(i.stream, i.topic) for i in new.inputs]
+    if sorted(before) != sorted(after):
+        raise ApiError(
+            409,
+            "inputs_changed",
+            f"query {old.name!r} reads {sorted(before)}; a replacement must read the same inputs "
+            f"(it reads {sorted(after)}). Delete the query and register it again to change its inputs.",
+            field="inputs",
+        )
+
+
 def control_changes(body: ControlUpdate) -> dict[str, Any]:
     """Return the attributes a `ControlUpdate` sets, as JSON values; raise `ApiError` for a null."""
     changes: dict[str, Any] = {}
@@ -121,18 +147,30 @@ def query_public(record: QueryRecord, statuses: Sequence[StatusRecord], version:
         cql = record.cql if record.cql is not None else format_cql(definition)
     except (KeyError, TypeError, ValueError):
         cql = ""
+    status = query_status(record.controls, statuses)
+    reason = None if status in ("running", "paused") else status_reason(statuses)
     return QueryPublic(
         name=record.name,
-        status=query_status(record.controls, statuses),
+        status=status,
+        reason=StatusReasonPublic(error=reason.error, since=reason.since, partition=reason.partition)
+        if reason is not None
+        else None,
         source="cql" if record.cql is not None else "json",
         cql=cql,
         definition=definition,
         controls=ControlsPublic.of(record.controls),
         partitions=[
             PartitionStatusPublic(
-                partition=s.partition, worker=s.worker, state=s.state, at=s.at, version=s.version
+                partition=s.partition,
+                worker=s.worker,
+                state=s.state,
+                at=s.at,
+                version=s.version,
+                error=s.error,
+                error_since=s.error_since,
             )
             for s in statuses
+            if s.partition is not None  # the query's own status shows as its `reason`
         ],
         revision=record.revision,
         created_at=record.created_at,

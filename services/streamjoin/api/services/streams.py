@@ -78,6 +78,8 @@ class StreamService:
             schema=body.json_schema,
             description=body.description,
             created_at=round(time.time(), 3),
+            expected_rate=body.expected_rate,
+            record_bytes=body.record_bytes,
         )
         await self._store.create_stream(record)
         return _public(record, [])
@@ -112,5 +114,7 @@ def _public(stream: StreamRecord, users: list[str]) -> StreamPublic:
         schema=dict(stream.schema) if stream.schema is not None else None,
         description=stream.description,
         created_at=stream.created_at,
+        expected_rate=stream.expected_rate,
+        record_bytes=stream.record_bytes,
         queries=users,
     )

@@ -98,9 +98,13 @@ def query_table(qo: QueryObservation) -> ControlTable:
     """Return the Control Table of a query: its controls, status and the totals its statistics declare."""
     q = qo.query
     streams = q.streams
+    reason = qo.reason
     attributes: dict[str, Any] = {
         **q.controls.as_json(),
         "status": qo.status,
+        "status_reason": reason.error if reason is not None else None,
+        "status_since": reason.since if reason is not None else None,
+        "status_partition": reason.partition if reason is not None else None,
         "revision": q.revision,
         "partitions": len(qo.stats),
         "partitions_running": sum(1 for s in qo.statuses if s.state == "running"),

@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import msgpack
-from redis.asyncio import Redis
+from redis.asyncio import BlockingConnectionPool, Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -56,6 +56,7 @@ class RedisStateStore:
         prefix: str = "streamjoin:",
         timeout_ms: int = 5_000,
         connection: Mapping[str, Any] | None = None,
+        max_connections: int | None = None,
     ) -> None:
         """Create the client (nothing connects before the first command).
 
@@ -65,13 +66,23 @@ class RedisStateStore:
             timeout_ms: socket timeout of every command.
             connection: more keyword arguments of `Redis.from_url`, e.g. the TLS options of
                 `streamjoin.client_security.redis_options`.
+            max_connections: size of the connection pool; a command waits (up to `timeout_ms`) for
+                a free connection instead of failing (redis-py's default pool fails past 100, which
+                a worker running 200 queries' operators at once reached). None: redis-py's pool.
         """
-        self._redis = Redis.from_url(
-            url,
-            socket_timeout=timeout_ms / 1000,
-            socket_connect_timeout=min(timeout_ms, 2_000) / 1000,
+        options: dict[str, Any] = {
+            "socket_timeout": timeout_ms / 1000,
+            "socket_connect_timeout": min(timeout_ms, 2_000) / 1000,
             **(connection or {}),
-        )
+        }
+        if max_connections is None:
+            self._redis = Redis.from_url(url, **options)
+        else:
+            pool = BlockingConnectionPool.from_url(
+                url, max_connections=max_connections, timeout=timeout_ms / 1000, **options
+            )
+            self._redis = Redis(connection_pool=pool)
+            self._redis.auto_close_connection_pool = True
         self.prefix = prefix
         self._claim = self._redis.register_script(CLAIM)
         self._commit = self._redis.register_script(COMMIT)
@@ -82,6 +93,7 @@ class RedisStateStore:
     def from_settings(cls, settings: Settings, **options: Any) -> RedisStateStore:
         """Create the store of `settings.redis_url` with its TLS options (`STREAMJOIN_REDIS_TLS_CA_FILE`);
         `options` are `__init__`'s keyword arguments."""
+        options.setdefault("max_connections", settings.redis_max_connections)
         return cls(settings.redis_url, connection=redis_options(settings), **options)
 
     async def aclose(self) -> None:
@@ -232,6 +244,13 @@ class RedisStateStore:
         k = self.keys(query, partition)
         keys = [k.meta, k.records, k.seqs, *(k.outbox(n) for n in OUTBOXES)]
         await _guard(lambda: self._trim(keys=keys, args=[epoch, *_trim_args(trims)]))
+
+    async def check_owner(self, query: str, partition: int, epoch: int) -> None:
+        """Raise `FencedError` unless `epoch` is still the owner's: one `HGET` of the meta hash."""
+        k = self.keys(query, partition)
+        held = await _guard(lambda: self._redis.hget(k.meta, "epoch"))
+        if held is None or int(held) != epoch:
+            raise FencedError(f"owner epoch is {held!r}, not {epoch}: not publishing")
 
     async def used_memory(self) -> int:
         """Return Redis' `used_memory` in bytes."""
