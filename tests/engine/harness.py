@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from streamjoin.engine import JoinPlan, MultiJoin
-from streamjoin.query import QueryDef, RangeWindow, parse_query
+from streamjoin.query import QueryDef, RowsWindow, parse_query
 from streamjoin.testing import Event, ResultKey, expected_results, result_key
 
 from .strategies import reproducer
@@ -71,7 +71,7 @@ class Combination:
 
     def __str__(self) -> str:
         def mode(m: dict[str, Any]) -> str:
-            return m["mode"] if m["mode"] == "eager" else f"lazy/{m['every']}"
+            return f"{m['mode']}/{m['every']}" if m.get("every") is not None else str(m["mode"])
 
         order = self.order if self.order == "auto" else ",".join(self.order)
         return (
@@ -163,7 +163,8 @@ def _check_stats(engine: MultiJoin, query: QueryDef, events: Sequence[Event], ru
 
 
 def _is_range(query: QueryDef, stream: str) -> bool:
-    return isinstance(query.inputs[query.input_index(stream)].window, RangeWindow)
+    """Return True unless the input has a count window (a filtered record is then not inserted)."""
+    return not isinstance(query.inputs[query.input_index(stream)].window, RowsWindow)
 
 
 def _describe(key: ResultKey, names: Sequence[str], events: Sequence[Event]) -> str:

@@ -1,5 +1,7 @@
 """The join engine: pure Python, no I/O. The joiner, the replay CLI and the Spark back-fill share it."""
 
+from streamjoin.engine import invalidation as _invalidation  # noqa: F401 (registers probe, probe_insert, probe_all)
+from streamjoin.engine import window_models as _window_models  # noqa: F401 (registers strict windows and W-join)
 from streamjoin.engine.entry import Entry
 from streamjoin.engine.ingest import MalformedRecord, RecordReader
 from streamjoin.engine.multijoin import MultiJoin, Result, default_plan

@@ -115,7 +115,13 @@ class MultiJoin:
             expired=schedule_kind.lazy or expiration.holds_expired, exact_counts=not schedule_kind.lazy
         )
         self._runner = JoinRunner(
-            query, algorithm_for(query), admission, holding, filters, store_factory, dict(buckets or {})
+            query,
+            algorithm_for(query),
+            admission,
+            holding,
+            filters,
+            lambda d, f, b: expiration.store(store_factory(d, f, b)),
+            dict(buckets or {}),
         )
         self.windows: dict[str, WindowRuntime] = self._runner.windows
         self._tables = self._runner.tables

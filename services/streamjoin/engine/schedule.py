@@ -66,6 +66,10 @@ class Expiration(Protocol):
 
     holds_expired: bool  # windows may hold expired records when probed: the loops test admission
 
+    def store(self, table: WindowStore) -> WindowStore:
+        """Return the window the join uses for `table` (a wrapper that cleans what it is probed on)."""
+        ...
+
     def per_group(self, tables: Sequence[WindowStore]) -> Sequence[WindowStore]:
         """Return the windows cleaned before each timestamp group is joined (eager schedule)."""
         ...
@@ -84,6 +88,10 @@ class EagerExpiration:
 
     def __init__(self, query: QueryDef) -> None:
         del query
+
+    def store(self, table: WindowStore) -> WindowStore:
+        """Return `table` itself."""
+        return table
 
     def per_group(self, tables: Sequence[WindowStore]) -> Sequence[WindowStore]:
         """Return every window."""
@@ -106,6 +114,10 @@ class LazyExpiration:
 
     def __init__(self, query: QueryDef) -> None:
         self._every = query.expiration.every
+
+    def store(self, table: WindowStore) -> WindowStore:
+        """Return `table` itself."""
+        return table
 
     def per_group(self, tables: Sequence[WindowStore]) -> Sequence[WindowStore]:
         """Return no window: nothing is cleaned between probes."""
@@ -260,7 +272,7 @@ class LazySchedule(_Scheduled):
 
 
 SCHEDULES: Mapping[str, type[Schedule]] = {"eager": EagerSchedule, "lazy": LazySchedule}
-EXPIRATIONS: Mapping[str, Callable[[QueryDef], Expiration]] = {
+EXPIRATIONS: dict[str, Callable[[QueryDef], Expiration]] = {  # more in `invalidation.py`
     "eager": EagerExpiration,
     "lazy": LazyExpiration,
 }

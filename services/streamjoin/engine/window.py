@@ -119,10 +119,16 @@ class MemoryWindowTable:
         self._dirty_groups: set[tuple[int, Any]] = set()  # groups that grew since the last expiry
         self._overflow = False  # some group holds more than `rows` records
         self._evicted: set[int] = set()  # seqs of rows entries evicted but still counted by their group
+        self._dropped: set[int] = set()  # seqs expired from their bucket, still in `_entries` (range)
         self.expired_log: list[Entry] | None = None  # set to a list to record what expire() drops
 
     def __len__(self) -> int:
-        return len(self._by_seq) if self._rows is not None else len(self._entries)
+        return len(self._by_seq) if self._rows is not None else len(self._entries) - len(self._dropped)
+
+    @property
+    def index_fields(self) -> tuple[str, ...]:
+        """Return the attributes this table keeps a hash index of."""
+        return tuple(self._indexes)
 
     @property
     def is_rows(self) -> bool:
@@ -203,6 +209,9 @@ class MemoryWindowTable:
                 size = 0
                 while entries and entries[0].ts < bound:
                     entry = entries.popleft()
+                    if self._dropped and entry.seq in self._dropped:
+                        self._dropped.discard(entry.seq)  # already left with its bucket (counted)
+                        continue
                     record = entry.record
                     for field, index in index_items:  # the oldest entry is the oldest of its buckets too
                         key = record[field] if buckets is None else hash(record[field]) % buckets
@@ -227,6 +236,44 @@ class MemoryWindowTable:
             stats.expirations += dropped
             stats.records -= dropped
         return dropped
+
+    def expire_bucket(self, field: str, value: Any, now: float) -> int:
+        """Drop the expired entries of the bucket of `field` that `value` falls in; return the count.
+
+        A range window only (Kostowski's bucket-level invalidation): a bucket is in release order,
+        so its expired entries are at its front. They leave every index and the statistics at once
+        and the scan order lazily (the next `expire` skips them); `expired_log` records them.
+        """
+        if self._rows is not None:
+            return 0
+        index = self._indexes[field]
+        key = bucket_key(value, self._buckets)
+        bucket = index.get(key)
+        bound = now - self._range  # type: ignore[operator]
+        if not bucket or bucket[0].ts >= bound:
+            return 0
+        gone = []
+        while bucket and bucket[0].ts < bound:
+            gone.append(bucket.popleft() if isinstance(bucket, deque) else bucket.pop(0))
+        if not bucket:
+            del index[key]
+        log = self.expired_log
+        for entry in gone:
+            self._dropped.add(entry.seq)
+            for other, other_index in self._index_items:
+                if other != field:
+                    other_key = bucket_key(entry.record[other], self._buckets)
+                    other_bucket = other_index[other_key]
+                    other_bucket.remove(entry)
+                    if not other_bucket:
+                        del other_index[other_key]
+            self.stats.bytes -= entry.size
+            if log is not None:
+                log.append(entry)
+        stats = self.stats
+        stats.expirations += len(gone)
+        stats.records -= len(gone)
+        return len(gone)
 
     def evict(self, entry: Entry) -> None:
         """Remove `entry` now (it counts as an expiration); a rows entry keeps its place in its group.

@@ -269,7 +269,7 @@ def merged_snapshot(collectors: Sequence[StatsCollector], now: float | None = No
                     union.merge(sketch)
     out: dict[str, StreamStats] = {}
     for inp in query.inputs:
-        name, window = inp.stream, inp.window
+        name, window = inp.stream, effective_window(query, inp.stream)
         counts = {f: 1.0 for f in collectors[0].fields(name)}
         counts.update({f: max(1.0, sketch.count()) for f, sketch in unions[name].items()})
         out[name] = StreamStats(

@@ -1,7 +1,6 @@
 """Query definitions: the validated, immutable form of what a user registers."""
 
 from streamjoin.query.bounds import pair_bounds
-from streamjoin.query.engine_support import UnsupportedQueryError
 from streamjoin.query.model import (
     FieldRef,
     InputDef,
@@ -23,7 +22,6 @@ __all__ = [
     "QueryError",
     "RangeWindow",
     "RowsWindow",
-    "UnsupportedQueryError",
     "WithinPair",
     "pair_bounds",
     "parse_definition",

@@ -12,7 +12,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal, TypeGuard, cast
 
 from streamjoin.query.bounds import unbounded_input
-from streamjoin.query.engine_support import require_engine_support
 from streamjoin.query.errors import QueryError
 from streamjoin.query.expr import parse_expr
 from streamjoin.query.model import (
@@ -311,13 +310,12 @@ def _start(raw: object) -> StartPosition:
 
 
 def parse_query(raw: object) -> QueryDef:
-    """Validate the query JSON (already decoded) and return its `QueryDef`, if the engine can run it.
+    """Validate the query JSON (already decoded) and return its `QueryDef`.
 
     Raises:
-        QueryError: the query is invalid, or (`UnsupportedQueryError`) uses a feature the engine
-            does not execute yet.
+        QueryError: the query is invalid.
     """
-    return require_engine_support(parse_definition(raw))
+    return parse_definition(raw)
 
 
 def parse_definition(raw: object) -> QueryDef:

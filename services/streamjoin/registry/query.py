@@ -24,7 +24,7 @@ from typing import Any, Literal, TypeAlias
 
 from streamjoin.query import ModeDef, QueryDef, QueryError, parse_query
 from streamjoin.query.dump import dump_mode, dump_query
-from streamjoin.query.parse import parse_mode, parse_order
+from streamjoin.query.parse import parse_expiration, parse_mode, parse_order
 from streamjoin.registry._json import dumps, json_object
 
 __all__ = ["CONTROL_ATTRIBUTES", "Order", "QueryControls", "QueryRecord", "writable_controls"]
@@ -113,7 +113,7 @@ class QueryControls:
         c = changes
         return QueryControls(
             evaluation=parse_mode(c["evaluation"], "evaluation") if "evaluation" in c else self.evaluation,
-            expiration=parse_mode(c["expiration"], "expiration") if "expiration" in c else self.expiration,
+            expiration=parse_expiration(c["expiration"]) if "expiration" in c else self.expiration,
             order=_loose_order(c["order"]) if "order" in c else self.order,
             paused=_paused(c["paused"]) if "paused" in c else self.paused,
             shedding_memory=_memory(c["shedding_memory"]) if "shedding_memory" in c else self.shedding_memory,

@@ -6,6 +6,7 @@ from streamjoin.api.schemas.health import Health, Readiness, ReadinessCheck
 from streamjoin.api.schemas.plans import PlanPublic, ReplanPublic
 from streamjoin.api.schemas.queries import (
     ControlsPublic,
+    ExpirationSpec,
     InputSpec,
     ModeSpec,
     OutputSpec,
@@ -27,6 +28,7 @@ __all__ = [
     "ErrorPublic",
     "Health",
     "InputSpec",
+    "ExpirationSpec",
     "ModeSpec",
     "OutputSpec",
     "PartitionStatusPublic",

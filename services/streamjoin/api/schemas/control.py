@@ -7,7 +7,7 @@ from typing import Any, Literal, TypeAlias
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, field_validator
 from pydantic.json_schema import SkipJsonSchema
 
-from streamjoin.api.schemas.queries import ModeSpec
+from streamjoin.api.schemas.queries import ExpirationSpec, ModeSpec
 
 __all__ = ["REMOVED_MEMORY_BUDGET", "ControlTable", "ControlUpdate", "EntityKind"]
 
@@ -34,7 +34,7 @@ class ControlUpdate(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     evaluation: ModeSpec | None = None
-    expiration: ModeSpec | None = None
+    expiration: ExpirationSpec | None = None
     order: Literal["auto"] | list[StrictStr] | None = None
     paused: StrictBool | None = None
     shedding_memory: StrictInt | None = Field(

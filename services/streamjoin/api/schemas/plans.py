@@ -47,6 +47,11 @@ class PlanPublic(BaseModel):
         description="Per stream, the cost-model inputs the plan was chosen from."
     )
     replan_pending: str | None = Field(description="The id of a re-plan request not yet handled.")
+    bounds: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="Per pair of inputs, the tightest bound on their timestamps' distance (`within` pairs "
+        "and range windows, tightened by shortest paths): `streams`, `bound`, `given`, `path`.",
+    )
 
 
 class ReplanPublic(BaseModel):

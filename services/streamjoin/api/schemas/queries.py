@@ -12,11 +12,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictStr
 
 from streamjoin.api.schemas.common import Number, QueryName, Scalar, TopicName
-from streamjoin.query.model import Algorithm, Mode, StartName
+from streamjoin.query.model import Algorithm, ExpirationMode, Mode, StartName
 from streamjoin.registry import PartitionState, QueryControls, QueryStatus
 
 __all__ = [
     "ControlsPublic",
+    "ExpirationSpec",
     "InputSpec",
     "ModeSpec",
     "OutputSpec",
@@ -32,24 +33,26 @@ _STRICT = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 class WindowSpec(BaseModel):
-    """`{"range": T}`, `{"rows": N}` or `{"rows": N, "partition_by": "field"}`."""
+    """`{"range": T}`, `{"range": T, "strict": true}`, `{"rows": N}`, `{"rows": N, "partition_by": "f"}`."""
 
     model_config = _STRICT
 
     range: Number | None = Field(default=None, description="Time window: the last T timestamp units.")
     rows: Number | None = Field(default=None, description="Count window: the last N records per partition.")
     partition_by: StrictStr | None = Field(default=None, description="Count per value of this field.")
+    strict: bool | None = Field(default=None, description="Range windows: exclusive bound `t_max - ts < T`.")
 
 
 class InputSpec(BaseModel):
-    """One input: a registered stream and its window; topic and timestamp default to the stream's."""
+    """One input: a registered stream and its window (none if `within` pairs bound it); topic and
+    timestamp default to the stream's."""
 
     model_config = _STRICT
 
     stream: StrictStr
     topic: StrictStr | None = None
     timestamp: StrictStr | None = None
-    window: WindowSpec
+    window: WindowSpec | None = None
 
 
 class ModeSpec(BaseModel):
@@ -58,6 +61,15 @@ class ModeSpec(BaseModel):
     model_config = _STRICT
 
     mode: Mode = "eager"
+    every: Number | None = None
+
+
+class ExpirationSpec(BaseModel):
+    """Expiration: `eager`, `lazy` (with `every`), or a scope: `probe`, `probe_insert`, `probe_all`."""
+
+    model_config = _STRICT
+
+    mode: ExpirationMode = "eager"
     every: Number | None = None
 
 
@@ -101,7 +113,11 @@ class QueryCreate(BaseModel):
     )
     output: OutputSpec
     evaluation: ModeSpec | None = None
-    expiration: ModeSpec | None = None
+    expiration: ExpirationSpec | None = None
+    within: list[tuple[StrictStr, StrictStr, Number]] | None = Field(
+        default=None,
+        description='W-join pairs `[["a", "b", w], ...]`: `|ts(a) - ts(b)| <= w` in every result.',
+    )
     algorithm: Algorithm | None = None
     order: Literal["auto"] | list[StrictStr] | None = None
     lateness: Number | None = None
@@ -119,6 +135,8 @@ class QueryCreate(BaseModel):
         for given, dumped in zip(self.inputs or (), out.get("inputs", ()), strict=True):
             if "timestamp" in given.model_fields_set:
                 dumped["timestamp"] = given.timestamp
+        if "within" in out:
+            out["within"] = [list(pair) for pair in out["within"]]
         return out
 
 

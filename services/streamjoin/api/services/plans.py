@@ -6,6 +6,7 @@ from collections.abc import Iterable
 
 from streamjoin.api.schemas import PlanPublic, ReplanPublic
 from streamjoin.api.services.observe import number, observe_query, total
+from streamjoin.query.bounds import bounds_report
 from streamjoin.registry import NotFoundError, PartitionStats, PlanRecord, RegistryStore
 
 __all__ = ["PlanService"]
@@ -41,6 +42,7 @@ class PlanService:
             plan_changes=plan.plan_changes if plan else 0,
             statistics={s: dict(v) for s, v in plan.statistics.items()} if plan else {},
             replan_pending=qo.replan_pending,
+            bounds=bounds_report(record.effective()),
         )
 
     async def replan(self, name: str) -> ReplanPublic:
