@@ -71,7 +71,7 @@ async def _commit(
 Table = tuple[dict[int, bytes], dict[int, int]]
 
 
-async def _table(store: RedisStateStore, r: Redis, topic: str = TOPIC) -> Table:
+async def _table(store: RedisStateStore, r: RedisClient, topic: str = TOPIC) -> Table:
     """Return the shared table of `topic` on partition P: (offset -> bytes, offset -> references)."""
     k = store.keys("", P)
     raw = {int(f): cast(bytes, v) for f, v in (await r.hgetall(k.table(topic))).items()}

@@ -24,7 +24,6 @@ from collections.abc import AsyncIterator, Mapping
 from types import TracebackType
 from typing import Any
 
-
 from streamjoin.client_security import redis_options
 from streamjoin.registry.catalog import CatalogOps
 from streamjoin.registry.keys import DEFAULT_PREFIX, RegistryKeys

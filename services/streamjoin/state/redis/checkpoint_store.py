@@ -34,8 +34,8 @@ from streamjoin.state.base import (
     StateUnavailableError,
     Trim,
 )
-from streamjoin.state.redis.connect import connect
 from streamjoin.state.redis.codec import field_of, pack_entry, parse_field, unpack_entry
+from streamjoin.state.redis.connect import connect
 from streamjoin.state.redis.keys import StateKeys
 from streamjoin.state.redis.scripts import CLAIM, COMMIT, DROP, OUTBOXES, TRIM
 
@@ -275,7 +275,8 @@ class RedisStateStore:
         *replies, acked = await pipe.execute()
         if int(acked) < self._replicas:
             raise StateUnavailableError(
-                f"only {acked} of {self._replicas} Redis replicas acknowledged the write within {self._wait_ms} ms"
+                f"only {acked} of {self._replicas} Redis replicas acknowledged the write "
+                f"within {self._wait_ms} ms"
             )
         return replies
 
