@@ -104,6 +104,7 @@ class EmbeddedRedisCluster:
                 "--cluster-enabled", "yes",
                 "--cluster-config-file", str(data_dir / "nodes.conf"),
                 "--cluster-node-timeout", str(self._node_timeout_ms),
+                "--repl-diskless-sync-delay", "0",
                 "--save", "",
                 "--appendonly", "no",
                 "--dir", str(data_dir),
@@ -122,9 +123,9 @@ class EmbeddedRedisCluster:
         )
         return ClusterNode(port, process)
 
-    def info(self, node: ClusterNode) -> dict[str, str]:
-        """Return `CLUSTER INFO` of `node` as a dict."""
-        raw = node.call("CLUSTER", "INFO")
+    def info(self, node: ClusterNode, *command: str) -> dict[str, str]:
+        """Return `CLUSTER INFO` (or `command`, e.g. `INFO replication`) of `node` as a dict."""
+        raw = node.call(*(command or ("CLUSTER", "INFO")))
         text = raw.decode() if isinstance(raw, bytes) else str(raw)
         return dict(line.split(":", 1) for line in text.split() if ":" in line)
 
@@ -148,7 +149,8 @@ class EmbeddedRedisCluster:
         return next(n for n in self.nodes if n.port == port)
 
     def wait_ok(self, *, timeout_ms: int | None = None) -> None:
-        """Wait until every running node reports `cluster_state:ok` and three primaries serve the slots."""
+        """Wait until every running node reports `cluster_state:ok`, three primaries serve the slots and
+        every running replica's link to its primary is up (a commit's `WAIT` can be answered)."""
         deadline = time.monotonic() + (timeout_ms or self._ready_timeout_ms) / 1000
         last = ""
         while time.monotonic() < deadline:
@@ -157,6 +159,10 @@ class EmbeddedRedisCluster:
                 if (
                     all(s.get("cluster_state") == "ok" for s in states)
                     and len(self.primaries()) == _PRIMARIES
+                    and all(
+                        self.info(n, "INFO", "replication").get("master_link_status", "up") == "up"
+                        for n in self.live_nodes()
+                    )
                 ):
                     return
                 last = str([s.get("cluster_state") for s in states])
@@ -164,6 +170,32 @@ class EmbeddedRedisCluster:
                 last = str(exc)
             time.sleep(0.1)
         raise TimeoutError(f"the Redis Cluster did not become ok: {last}")
+
+    def restart(self, node: ClusterNode) -> None:
+        """Start a stopped `node` again on its ports with its cluster config (it rejoins as a replica
+        of whichever node took its slots); wait until it answers PING."""
+        if node.process.running:
+            raise RuntimeError(f"node {node.port} still runs")
+        old = node.process
+        node.process = ManagedProcess(old.name, old.argv, log_path=old.log_path, cwd=old.log_path.parent)
+        node.process.start()
+        node.process.wait_ready(partial(_pong, node.port), timeout_ms=30_000)
+
+    def replicas_of(self, primary: ClusterNode) -> list[ClusterNode]:
+        """Return the nodes replicating `primary` now (what its `ROLE` lists)."""
+        reply = primary.call("ROLE")
+        assert isinstance(reply, list) and isinstance(reply[2], list)
+        return [self.node_of_port(int(replica[1])) for replica in reply[2]]
+
+    def pause(self, node: ClusterNode) -> None:
+        """Freeze `node` (SIGSTOP): it neither answers nor replicates until `resume`."""
+        if node.process.pid is not None:
+            os.killpg(node.process.pid, signal.SIGSTOP)
+
+    def resume(self, node: ClusterNode) -> None:
+        """Let a paused `node` run again (SIGCONT)."""
+        if node.process.pid is not None:
+            os.killpg(node.process.pid, signal.SIGCONT)
 
     def kill(self, node: ClusterNode) -> None:
         """Kill `node` at once (SIGKILL, no shutdown), as a crashed host."""
