@@ -289,8 +289,12 @@ class RedisStateStore:
         await _guard(lambda: self._trim(keys=keys, args=[epoch, *_trim_args(trims)]))
 
     async def used_memory(self) -> int:
-        """Return Redis' `used_memory` in bytes."""
-        info = await _guard(lambda: self._redis.info("memory"))
+        """Return Redis' `used_memory` in bytes (on a cluster: the sum over its primaries)."""
+        redis = self._redis
+        if isinstance(redis, RedisCluster):
+            infos = await _guard(lambda: redis.info("memory", target_nodes=RedisCluster.PRIMARIES))
+            return sum(int(info["used_memory"]) for info in infos.values())
+        info = await _guard(lambda: redis.info("memory"))
         return int(info["used_memory"])
 
     async def table_sizes(self, tables: Iterable[tuple[int, str]]) -> dict[tuple[int, str], tuple[int, int]]:
