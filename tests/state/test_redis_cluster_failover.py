@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -31,7 +31,8 @@ TOPIC = "orders"
 QUERY = "failover"
 # Large enough that the commits made while the replica is frozen overflow the loopback socket
 # buffers: the rest waits in the primary's output buffer and dies with it (what a slow link loses).
-PAD = b"x" * 64 * 1024
+PAD = b"x" * 256 * 1024
+LAGGING = 64  # commits made while the replica is frozen (without WAIT): 16 MiB, beyond any socket buffer
 
 
 @pytest.fixture
@@ -40,6 +41,13 @@ def cluster(tmp_path: Path) -> Iterator[EmbeddedRedisCluster]:
     with EmbeddedRedisCluster(node_timeout_ms=1_000) as c:
         c.start(tmp_path)
         yield c
+
+
+async def _until(condition: Callable[[], bool], *, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        await asyncio.sleep(0.02)
 
 
 def _batch(n: int) -> CommitBatch:
@@ -83,11 +91,11 @@ def test_acknowledged_commits_survive_a_primary_failover(
             (replica,) = cluster.replicas_of(primary)
             acked: list[int] = []
             writer = asyncio.create_task(_commit_until_error(store, checkpoint.epoch, 1, acked))
-            await asyncio.sleep(0.2 + random.random() * 0.3)
-            assert len(acked) > 5, "commits should run before the replica lags"
+            await _until(lambda: len(acked) > 5 + random.randrange(20), timeout_s=20)
             before_lag = len(acked)
             cluster.pause(replica)
-            await asyncio.sleep(0.3)
+            # With WAIT the writer stops at its first commit no replica took; without, it goes on.
+            await _until(lambda: writer.done() or len(acked) >= before_lag + LAGGING, timeout_s=20)
             cluster.kill(primary)
             cluster.resume(replica)
             await asyncio.wait_for(writer, timeout=30)
