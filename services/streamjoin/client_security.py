@@ -178,6 +178,9 @@ def redis_options(settings: Settings) -> dict[str, Any]:
     A `rediss://` URL alone verifies Redis's certificate against the system's CAs;
     `STREAMJOIN_REDIS_TLS_CA_FILE` names a private CA instead.
     """
-    if settings.redis_url.startswith("rediss://") and settings.redis_tls_ca_file is not None:
+    if (
+        settings.redis_url.startswith(("rediss://", "rediss+cluster://"))
+        and settings.redis_tls_ca_file is not None
+    ):
         return {"ssl_ca_certs": str(settings.redis_tls_ca_file)}
     return {}

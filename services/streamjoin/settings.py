@@ -51,7 +51,24 @@ class Settings(BaseSettings):
     )
     redis_url: str = Field(
         default="redis://127.0.0.1:6379/0",
-        description="Redis URL, `redis://[:password@]host:port/db` (`rediss://` for TLS).",
+        description=(
+            "Redis URL, `redis://[:password@]host:port/db` (`rediss://` for TLS); a Redis Cluster: "
+            "`redis+cluster://host:port[,host:port...]` (`rediss+cluster://`)."
+        ),
+    )
+    redis_cluster: bool = Field(
+        default=False, description="Treat a `redis://` URL as one node of a Redis Cluster."
+    )
+    redis_commit_replicas: int = Field(
+        default=0,
+        ge=0,
+        description=(
+            "Replicas that must hold each state commit before it counts (`WAIT`): 1 keeps exactly "
+            'once across a replica\'s promotion (docs/deploy.md, "Redis Cluster"); 0: do not wait.'
+        ),
+    )
+    redis_commit_wait_ms: int = Field(
+        default=1_000, gt=0, description="How long a commit waits for its replicas before failing."
     )
     api_host: str = Field(default="127.0.0.1", description="Where the control plane listens.")
     api_port: int = Field(default=8080, ge=0, le=65535, description="Control-plane port (0: any free).")
@@ -120,8 +137,10 @@ class Settings(BaseSettings):
     @field_validator("redis_url")
     @classmethod
     def _check_redis_url(cls, value: str) -> str:
-        if not value.startswith(("redis://", "rediss://", "unix://")):
-            raise ValueError(f"{value!r} is not a redis://, rediss:// or unix:// URL")
+        if not value.startswith(
+            ("redis://", "rediss://", "unix://", "redis+cluster://", "rediss+cluster://")
+        ):
+            raise ValueError(f"{value!r} is not a redis://, rediss://, unix:// or redis+cluster:// URL")
         return value
 
     @field_validator("spark_master")
@@ -168,7 +187,9 @@ class Settings(BaseSettings):
         extra = [_env(name) for name in tls if getattr(self, name) is not None]
         if extra and protocol not in _TLS_PROTOCOLS:
             raise ValueError(f"{', '.join(extra)} given, but {given} does not use TLS (use SSL or SASL_SSL)")
-        if self.redis_tls_ca_file is not None and not self.redis_url.startswith("rediss://"):
+        if self.redis_tls_ca_file is not None and not self.redis_url.startswith(
+            ("rediss://", "rediss+cluster://")
+        ):
             raise ValueError(
                 f"{_env('redis_tls_ca_file')} given, but {_env('redis_url')} is not a rediss:// (TLS) URL"
             )

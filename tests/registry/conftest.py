@@ -17,7 +17,8 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture
-async def registry(redis_server: str) -> AsyncIterator[RegistryStore]:
+async def registry(any_redis: str) -> AsyncIterator[RegistryStore]:
     """Yield a store whose keys live under a prefix no other test uses."""
-    async with RegistryStore(redis_server, prefix=f"test-{uuid.uuid4().hex[:10]}:streamjoin:") as store:
+    async with RegistryStore(any_redis, prefix=f"test-{uuid.uuid4().hex[:10]}:streamjoin:") as store:
+        await store.version()  # connect first: a cluster client discovers its nodes on first use
         yield store

@@ -13,11 +13,11 @@ from collections.abc import Callable, Coroutine
 from typing import Any, cast
 
 import pytest
-from redis.asyncio import Redis
 
 from streamjoin.engine.entry import Entry
 from streamjoin.state.base import CommitBatch, FencedError
 from streamjoin.state.redis import RedisStateStore, StateKeys
+from streamjoin.state.redis.connect import RedisClient, connect
 
 P = 2
 TOPIC = "clicks"
@@ -31,10 +31,10 @@ def _raw(offset: int) -> bytes:
     return b'{"k": %d, "i": %d}' % (offset % 3, offset)
 
 
-def _run(test: Callable[[RedisStateStore, Redis], Coroutine[Any, Any, None]], url: str) -> None:
+def _run(test: Callable[[RedisStateStore, RedisClient], Coroutine[Any, Any, None]], url: str) -> None:
     async def run() -> None:
         store = RedisStateStore(url, prefix=f"t{uuid.uuid4().hex[:8]}:")
-        r = Redis.from_url(url)
+        r = connect(url)
         try:
             await test(store, r)
         finally:
@@ -71,7 +71,7 @@ async def _commit(
 Table = tuple[dict[int, bytes], dict[int, int]]
 
 
-async def _table(store: RedisStateStore, r: Redis, topic: str = TOPIC) -> Table:
+async def _table(store: RedisStateStore, r: RedisClient, topic: str = TOPIC) -> Table:
     """Return the shared table of `topic` on partition P: (offset -> bytes, offset -> references)."""
     k = store.keys("", P)
     raw = {int(f): cast(bytes, v) for f, v in (await r.hgetall(k.table(topic))).items()}
@@ -81,8 +81,8 @@ async def _table(store: RedisStateStore, r: Redis, topic: str = TOPIC) -> Table:
     return raw, refs
 
 
-def test_two_queries_share_one_copy_until_both_expire(redis_server: str) -> None:
-    async def test(store: RedisStateStore, r: Redis) -> None:
+def test_two_queries_share_one_copy_until_both_expire(any_redis: str) -> None:
+    async def test(store: RedisStateStore, r: RedisClient) -> None:
         one = (TOPIC, "other")
         e1 = await store.claim("q1", P, "w", one)
         e2 = await store.claim("q2", P, "w", (TOPIC,))
@@ -112,11 +112,11 @@ def test_two_queries_share_one_copy_until_both_expire(redis_server: str) -> None
         await _commit(store, "q2", back.epoch, 2, (TOPIC,), expired=q2)
         assert await _table(store, r) == ({}, {})
 
-    _run(test, redis_server)
+    _run(test, any_redis)
 
 
-def test_a_self_join_holds_a_record_twice(redis_server: str) -> None:
-    async def test(store: RedisStateStore, r: Redis) -> None:
+def test_a_self_join_holds_a_record_twice(any_redis: str) -> None:
+    async def test(store: RedisStateStore, r: RedisClient) -> None:
         topics = (TOPIC, TOPIC)
         c = await store.claim("self", P, "w", topics)
         a, b = _entry(0, 4), _entry(1, 4)
@@ -129,11 +129,11 @@ def test_a_self_join_holds_a_record_twice(redis_server: str) -> None:
         await _commit(store, "self", back.epoch, 3, topics, expired=[b])
         assert await _table(store, r) == ({}, {})
 
-    _run(test, redis_server)
+    _run(test, any_redis)
 
 
-def test_dropping_a_query_releases_its_references_only(redis_server: str) -> None:
-    async def test(store: RedisStateStore, r: Redis) -> None:
+def test_dropping_a_query_releases_its_references_only(any_redis: str) -> None:
+    async def test(store: RedisStateStore, r: RedisClient) -> None:
         # "q:rec" extends the name "q" with what looks like one of its key suffixes
         names = ("q", "q:rec", "q2")
         claims = {n: await store.claim(n, P, "w", (TOPIC,)) for n in names}
@@ -171,7 +171,7 @@ def test_dropping_a_query_releases_its_references_only(redis_server: str) -> Non
         left = [k async for k in r.scan_iter(match=store.prefix + "*")]
         assert left == [StateKeys(store.prefix, "", P).epochs.encode()]
 
-    _run(test, redis_server)
+    _run(test, any_redis)
 
 
 def test_keys_of_a_longer_name_are_not_the_shorter_ones() -> None:

@@ -177,6 +177,14 @@ Secrets. Pass (dict "ctx" $ "token" true) to also mount the API token.
 {{- end }}
 - name: STREAMJOIN_REDIS_URL
   value: {{ include "streamjoin.redisUrl" $ctx | quote }}
+{{- if $ctx.Values.redis.cluster }}
+- name: STREAMJOIN_REDIS_CLUSTER
+  value: "true"
+{{- end }}
+{{- if $ctx.Values.redis.commitReplicas }}
+- name: STREAMJOIN_REDIS_COMMIT_REPLICAS
+  value: {{ $ctx.Values.redis.commitReplicas | quote }}
+{{- end }}
 {{- if .token }}
 - name: STREAMJOIN_API_TOKEN
   valueFrom:

@@ -6,6 +6,9 @@ Fixtures (one stack per test session, i.e. per xdist worker, so parallel runs ne
 - `kafka_broker`: its bootstrap address, `127.0.0.1:PORT`.
 - `redis_server`: its Redis URL, `redis://127.0.0.1:PORT/0`.
 - `declared_topics`: the topic catalog, created on the broker.
+- `redis_cluster`: the URL of an embedded Redis Cluster (3 primaries, 3 replicas),
+  `redis+cluster://127.0.0.1:PORT`; `redis_cluster_nodes`: its `EmbeddedRedisCluster` (kill a node).
+- `any_redis`: parametrized: the embedded Redis URL, then the cluster's (tests run on both).
 - `make_topic`: a factory creating a fresh, uniquely named topic: `make_topic("orders", partitions=4)`.
 
 Tests using any of them are marked `integration` automatically. The stack is stopped at the end of the
@@ -23,20 +26,33 @@ from types import FrameType, MappingProxyType
 
 import pytest
 
+from streamjoin.dev.redis_cluster import EmbeddedRedisCluster
 from streamjoin.dev.stack import EmbeddedStack
 from streamjoin.topics import TopicCatalog, TopicSpec, create_topics, load_catalog
 
 __all__ = [
     "INTEGRATION_FIXTURES",
+    "any_redis",
     "declared_topics",
     "embedded_stack",
     "kafka_broker",
     "make_topic",
+    "redis_cluster",
+    "redis_cluster_nodes",
     "redis_server",
 ]
 
 INTEGRATION_FIXTURES = frozenset(
-    {"embedded_stack", "kafka_broker", "redis_server", "declared_topics", "make_topic"}
+    {
+        "embedded_stack",
+        "kafka_broker",
+        "redis_server",
+        "declared_topics",
+        "make_topic",
+        "redis_cluster",
+        "redis_cluster_nodes",
+        "any_redis",
+    }
 )
 
 MakeTopic = Callable[..., str]
@@ -88,6 +104,30 @@ def kafka_broker(embedded_stack: EmbeddedStack) -> str:
 def redis_server(embedded_stack: EmbeddedStack) -> str:
     """The embedded Redis URL."""
     return embedded_stack.redis_url
+
+
+@pytest.fixture(scope="session")
+def redis_cluster_nodes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedRedisCluster]:
+    """Start an embedded Redis Cluster once per session; stop every node at its end."""
+    workdir = tmp_path_factory.mktemp("redis-cluster")
+    with _sigterm_interrupts(), EmbeddedRedisCluster() as cluster:
+        cluster.start(workdir)
+        yield cluster
+
+
+@pytest.fixture(scope="session")
+def redis_cluster(redis_cluster_nodes: EmbeddedRedisCluster) -> str:
+    """The embedded Redis Cluster's URL, `redis+cluster://127.0.0.1:PORT`."""
+    url = redis_cluster_nodes.url
+    assert url is not None
+    return url
+
+
+@pytest.fixture(params=["single", "cluster"])
+def any_redis(request: pytest.FixtureRequest) -> str:
+    """The URL of the embedded Redis, then of the embedded Redis Cluster (a test runs on both)."""
+    name = "redis_server" if request.param == "single" else "redis_cluster"
+    return str(request.getfixturevalue(name))
 
 
 def _create_declared_topics(bootstrap: str) -> TopicCatalog:

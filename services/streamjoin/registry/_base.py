@@ -11,7 +11,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mappin
 from dataclasses import dataclass
 from typing import Any, cast
 
-from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import WatchError
@@ -20,6 +19,7 @@ from redis.typing import EncodableT, FieldT
 from streamjoin.registry.errors import ConcurrentChangeError, RegistryUnavailableError
 from streamjoin.registry.keys import RegistryKeys
 from streamjoin.registry.log import LogEntry, RegistryLog
+from streamjoin.state.redis.connect import RedisClient
 
 __all__ = ["Logged", "Prepare", "StoreBase", "Writes", "as_fields", "text", "text_hash", "texts"]
 
@@ -49,7 +49,7 @@ Prepare = Callable[[Pipeline], Awaitable[Writes | Logged]]
 class StoreBase:
     """Hold the Redis client and key layout; run optimistic transactions that bump the version."""
 
-    def __init__(self, redis: Redis, keys: RegistryKeys, log: RegistryLog | None = None) -> None:
+    def __init__(self, redis: RedisClient, keys: RegistryKeys, log: RegistryLog | None = None) -> None:
         """Wrap an open `redis.asyncio.Redis` created with `decode_responses=True`; `log`: the durable
         log every stream and query change is appended to before Redis (None: Redis only)."""
         self._redis = redis
@@ -79,7 +79,9 @@ class StoreBase:
         k = self._keys
         watched = [*watch, k.epoch, k.version] if bump else list(watch)
         for attempt in range(_RETRIES):
-            async with self._redis.pipeline(transaction=True) as pipe:
+            # A cluster's transactional pipeline speaks the same WATCH/MULTI API (one slot: the keys'
+            # `{registry}` tag), so `Prepare` and `Writes` take both as `Pipeline`.
+            async with cast(Pipeline, self._redis.pipeline(transaction=True)) as pipe:
                 try:
                     await pipe.watch(*watched)
                 except RedisConnectionError:  # a pooled connection Redis closed (it restarted): nothing sent

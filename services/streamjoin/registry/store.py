@@ -24,8 +24,6 @@ from collections.abc import AsyncIterator, Mapping
 from types import TracebackType
 from typing import Any
 
-from redis.asyncio import Redis
-
 from streamjoin.client_security import redis_options
 from streamjoin.registry.catalog import CatalogOps
 from streamjoin.registry.keys import DEFAULT_PREFIX, RegistryKeys
@@ -33,6 +31,7 @@ from streamjoin.registry.log import RegistryLog
 from streamjoin.registry.restore import RestoreOps
 from streamjoin.registry.runtime import RuntimeOps
 from streamjoin.settings import Settings
+from streamjoin.state.redis.connect import connect, is_cluster_url
 
 __all__ = ["RegistryStore"]
 
@@ -50,6 +49,7 @@ class RegistryStore(CatalogOps, RuntimeOps, RestoreOps):
         timeout_ms: int = 5_000,
         connection: Mapping[str, Any] | None = None,
         log: RegistryLog | None = None,
+        cluster: bool = False,
     ) -> None:
         """Create the client for `url` (nothing connects until the first command).
 
@@ -62,23 +62,29 @@ class RegistryStore(CatalogOps, RuntimeOps, RestoreOps):
             log: the registry's durable log (the control plane's `KafkaRegistryLog`): stream and
                 query changes are appended to it before Redis, reads refuse a Redis that lost the
                 registry, and `restore` rebuilds it. None (joiners, tests, tools): Redis only.
+            cluster: treat a `redis://` URL as a node of a Redis Cluster (`redis+cluster://` is
+                one); every registry key then carries the hash tag `{registry}` (one slot).
         """
-        client = Redis.from_url(
+        cluster = cluster or is_cluster_url(url)
+        client = connect(
             url,
+            cluster=cluster,
             decode_responses=True,
             socket_timeout=timeout_ms / 1000,
             socket_connect_timeout=timeout_ms / 1000,
             health_check_interval=30,
             **(connection or {}),
         )
-        super().__init__(client, RegistryKeys(prefix), log)
+        super().__init__(client, RegistryKeys(prefix, slot_tag="registry" if cluster else ""), log)
         self.url = url
 
     @classmethod
     def from_settings(cls, settings: Settings, **options: Any) -> RegistryStore:
         """Create the client of `settings.redis_url` with its TLS options (`STREAMJOIN_REDIS_TLS_CA_FILE`);
         `options` are `__init__`'s keyword arguments."""
-        return cls(settings.redis_url, connection=redis_options(settings), **options)
+        return cls(
+            settings.redis_url, connection=redis_options(settings), cluster=settings.redis_cluster, **options
+        )
 
     @property
     def keys(self) -> RegistryKeys:

@@ -19,9 +19,9 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import msgpack
-from redis.asyncio import BlockingConnectionPool, Redis
+from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import ResponseError
+from redis.exceptions import NoScriptError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from streamjoin.client_security import redis_options
@@ -35,6 +35,7 @@ from streamjoin.state.base import (
     Trim,
 )
 from streamjoin.state.redis.codec import field_of, pack_entry, parse_field, unpack_entry
+from streamjoin.state.redis.connect import connect
 from streamjoin.state.redis.keys import StateKeys
 from streamjoin.state.redis.scripts import CLAIM, COMMIT, DROP, OUTBOXES, TRIM
 
@@ -57,6 +58,9 @@ class RedisStateStore:
         timeout_ms: int = 5_000,
         connection: Mapping[str, Any] | None = None,
         max_connections: int | None = None,
+        cluster: bool = False,
+        commit_replicas: int = 0,
+        commit_wait_ms: int = 1_000,
     ) -> None:
         """Create the client (nothing connects before the first command).
 
@@ -69,20 +73,21 @@ class RedisStateStore:
             max_connections: size of the connection pool; a command waits (up to `timeout_ms`) for
                 a free connection instead of failing (redis-py's default pool fails past 100, which
                 a worker running 200 queries' operators at once reached). None: redis-py's pool.
+            cluster: treat a `redis://` URL as a node of a Redis Cluster (`redis+cluster://` is one).
+            commit_replicas: how many replicas must hold each claim and commit (`WAIT`) before it
+                returns; fewer within `commit_wait_ms` raises `StateUnavailableError` (0: no wait).
+            commit_wait_ms: the `WAIT` timeout.
         """
-        options: dict[str, Any] = {
-            "socket_timeout": timeout_ms / 1000,
-            "socket_connect_timeout": min(timeout_ms, 2_000) / 1000,
+        self._replicas = commit_replicas
+        self._wait_ms = commit_wait_ms
+        self._redis = connect(
+            url,
+            cluster=cluster,
+            max_connections=max_connections,
+            socket_timeout=timeout_ms / 1000,
+            socket_connect_timeout=min(timeout_ms, 2_000) / 1000,
             **(connection or {}),
-        }
-        if max_connections is None:
-            self._redis = Redis.from_url(url, **options)
-        else:
-            pool = BlockingConnectionPool.from_url(
-                url, max_connections=max_connections, timeout=timeout_ms / 1000, **options
-            )
-            self._redis = Redis(connection_pool=pool)
-            self._redis.auto_close_connection_pool = True
+        )
         self.prefix = prefix
         self._claim = self._redis.register_script(CLAIM)
         self._commit = self._redis.register_script(COMMIT)
@@ -94,7 +99,14 @@ class RedisStateStore:
         """Create the store of `settings.redis_url` with its TLS options (`STREAMJOIN_REDIS_TLS_CA_FILE`);
         `options` are `__init__`'s keyword arguments."""
         options.setdefault("max_connections", settings.redis_max_connections)
-        return cls(settings.redis_url, connection=redis_options(settings), **options)
+        return cls(
+            settings.redis_url,
+            connection=redis_options(settings),
+            cluster=settings.redis_cluster,
+            commit_replicas=settings.redis_commit_replicas,
+            commit_wait_ms=settings.redis_commit_wait_ms,
+            **options,
+        )
 
     async def aclose(self) -> None:
         """Close the connection pool."""
@@ -114,7 +126,8 @@ class RedisStateStore:
 
         async def run() -> list[Any]:
             async with self._redis.pipeline(transaction=True) as pipe:
-                await self._claim(keys=[k.meta, k.epochs], args=[owner, str(time.time())], client=pipe)
+                # EVALSHA by name: a cluster's pipeline runs no `Script` objects (NOSCRIPT: see below).
+                pipe.execute_command("EVALSHA", self._claim.sha, 2, k.meta, k.epochs, owner, str(time.time()))
                 pipe.hgetall(k.meta)
                 pipe.hgetall(k.records)
                 pipe.hgetall(k.seqs)
@@ -122,7 +135,13 @@ class RedisStateStore:
                     pipe.lrange(k.outbox(name), 0, -1)
                 return await pipe.execute()
 
-        epoch, meta_raw, records, seqs, *pending = await _guard(run)
+        try:
+            epoch, meta_raw, records, seqs, *pending = await _guard(run)
+        except NoScriptError:  # a new Redis, or a promoted replica: no script cache
+            await _guard(lambda: self._redis.script_load(CLAIM))
+            epoch, meta_raw, records, seqs, *pending = await _guard(run)
+        if self._replicas:  # a lost claim would hand its epoch out twice after a failover
+            await _guard(lambda: self._replicated([("INCRBY", k.epochs, 0)], k.epochs))
         fields = [f.decode() for f in records]
         where = [parse_field(f) for f in fields]
         raws = await self._read_tables(k, topics, where)
@@ -235,7 +254,37 @@ class RedisStateStore:
             *(k.outbox(n) for n in OUTBOXES),
             *_table_keys(k, tables),
         ]
-        await _guard(lambda: self._commit(keys=keys, args=args))
+        if not self._replicas:
+            await _guard(lambda: self._commit(keys=keys, args=args))
+            return
+        command = ("EVALSHA", self._commit.sha, len(keys), *keys, *args)
+        for attempt in range(2):
+            try:
+                await _guard(lambda: self._replicated([command], k.meta))
+                return
+            except NoScriptError:  # a promoted replica has no script cache
+                if attempt:
+                    raise
+                await _guard(lambda: self._redis.script_load(COMMIT))
+
+    async def _replicated(self, commands: Sequence[tuple[Any, ...]], key: str) -> list[Any]:
+        """Send `commands` (all on `key`'s slot) and `WAIT` on the same connection; raise
+        `StateUnavailableError` unless `commit_replicas` replicas acknowledged them in time."""
+        pipe = self._redis.pipeline(transaction=False)
+        for command in commands:
+            pipe.execute_command(*command)
+        wait = ("WAIT", self._replicas, self._wait_ms)
+        if isinstance(self._redis, RedisCluster):  # the slot's primary, on the commands' connection
+            pipe.execute_command(*wait, target_nodes=self._redis.get_node_from_key(key))
+        else:
+            pipe.execute_command(*wait)
+        *replies, acked = await pipe.execute()
+        if int(acked) < self._replicas:
+            raise StateUnavailableError(
+                f"only {acked} of {self._replicas} Redis replicas acknowledged the write "
+                f"within {self._wait_ms} ms"
+            )
+        return replies
 
     async def trim(self, query: str, partition: int, epoch: int, trims: Sequence[Trim]) -> None:
         """Drop the published records of each outbox up to its `Trim.seq`."""
@@ -253,8 +302,12 @@ class RedisStateStore:
             raise FencedError(f"owner epoch is {held!r}, not {epoch}: not publishing")
 
     async def used_memory(self) -> int:
-        """Return Redis' `used_memory` in bytes."""
-        info = await _guard(lambda: self._redis.info("memory"))
+        """Return Redis' `used_memory` in bytes (on a cluster: the sum over its primaries)."""
+        redis = self._redis
+        if isinstance(redis, RedisCluster):
+            infos = await _guard(lambda: redis.info("memory", target_nodes=RedisCluster.PRIMARIES))
+            return sum(int(info["used_memory"]) for info in infos.values())
+        info = await _guard(lambda: redis.info("memory"))
         return int(info["used_memory"])
 
     async def table_sizes(self, tables: Iterable[tuple[int, str]]) -> dict[tuple[int, str], tuple[int, int]]:
