@@ -20,6 +20,7 @@ two are compared under the same load.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import resource
@@ -65,9 +66,7 @@ def write_workload(directory: Path, records: int) -> tuple[Path, Path]:
             {"stream": s.name, "topic": s.name, "timestamp": "ts", "window": {"range": s.window}}
             for s in TABLE5
         ],
-        "where": [
-            [f"{a.name}.attr", "=", f"{b.name}.attr"] for a, b in zip(TABLE5, TABLE5[1:], strict=False)
-        ],
+        "where": [[f"{a.name}.attr", "=", f"{b.name}.attr"] for a, b in itertools.pairwise(TABLE5)],
         "output": {"topic": "golab.out"},
         "algorithm": "hash",
     }

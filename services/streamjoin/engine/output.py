@@ -26,8 +26,8 @@ _piece_of_entry = cast(Callable[[Entry], Piece], attrgetter("extra"))
 
 
 # Where orjson and `json.dumps` may write differently: a float in exponent form or below 1e-4
-# (orjson `0.00001`, `json.dumps` `1e-05`), and DEL (`json.dumps` escapes it). The pattern may also match inside a string or a larger
-# number, which only costs the slow path.
+# (orjson `0.00001`, `json.dumps` `1e-05`), and DEL (`json.dumps` escapes it). The pattern may
+# also match inside a string or a larger number, which only costs the slow path.
 _EXPONENT = re.compile(rb"[0-9][eE]|0\.0000|\x7f")
 
 
