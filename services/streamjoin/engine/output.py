@@ -120,7 +120,7 @@ class ResultFormatter:
         decoding and re-encoding the records: the joiner and the back-fill splice the bytes they read.
         `piece(e)` returns `self.piece(...)` of entry `e`, computed once per entry; by default it is
         read from `Entry.extra`, where the joiner and the back-fill put it on `MultiJoin.add`.
-        Two- and three-way joins get an unrolled function (one `%` format per result, measured
+        Two- to four-way joins get an unrolled function (one `%` format per result, measured
         0.8 µs against 1.3 µs for the general one).
 
         `trailer(result)`, when given, returns extra top-level fields written after `"id"`, as
@@ -149,6 +149,14 @@ class ResultFormatter:
                 return fmt3 % (_ts_text(max(map(_ts_of, result))), v0, v1, v2, f0, f1, f2)
 
             return splice3
+        if n == 4:
+            fmt4 = head + b'%s,"tuples":{%s,%s,%s,%s},"id":"%s|%s|%s|%s"}'
+
+            def splice4(result: Sequence[Entry]) -> bytes:
+                (v0, f0, _, _), (v1, f1, _, _), (v2, f2, _, _), (v3, f3, _, _) = map(piece, result)
+                return fmt4 % (_ts_text(max(map(_ts_of, result))), v0, v1, v2, v3, f0, f1, f2, f3)
+
+            return splice4
         fmt = b'%s%%s,"tuples":{%s},"id":"%s"}' % (head, b",".join([b"%s"] * n), b"|".join([b"%s"] * n))
 
         def splice(result: Sequence[Entry]) -> bytes:
