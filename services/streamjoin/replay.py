@@ -8,15 +8,19 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, TextIO
+from typing import IO, Any
 
-from streamjoin.engine import MalformedRecord, RecordReader, ResultFormatter
+import orjson
+
+from streamjoin.engine import MalformedRecord, RecordReader
 from streamjoin.engine.ingest import loads_record
 from streamjoin.operator import JoinOperator, OperatorFactory
 from streamjoin.query import QueryDef, QueryError, parse_query
 from streamjoin.query.text import expand_text, streams_from_json
+from streamjoin.replay_sinks import Format, make_writer
 
 __all__ = ["ReplayError", "load_query", "read_events", "replay"]
 
@@ -86,7 +90,7 @@ def read_events(
         if not line.strip():
             continue
         try:
-            event = loads_record(line)
+            event = _loads(line)
         except MalformedRecord as exc:
             raise ReplayError(f"line {number}: {exc}") from None
         if not isinstance(event, dict) or "stream" not in event or "record" not in event:
@@ -103,33 +107,51 @@ def read_events(
         yield number, stream, ts, record, len(line)
 
 
+# orjson reads an integer beyond 64 bits as a float: lines with 19 digits in a row take the slow path.
+_LONG_DIGITS = re.compile(r"[0-9]{19}")
+
+
+def _loads(line: str) -> Any:
+    """Decode an events line with orjson (3x faster); the engine's reader decides what orjson refuses
+    and lines that may hold integers beyond 64 bits."""
+    if _LONG_DIGITS.search(line) is None:
+        try:
+            return orjson.loads(line)
+        except orjson.JSONDecodeError:
+            pass
+    return loads_record(line)
+
+
 def replay(
     query: QueryDef,
     lines: Iterable[str],
-    out: TextIO,
+    out: IO[Any],
     *,
     on_line: Callable[[int], None] | None = None,
     operator: JoinOperator | None = None,
+    output_format: Format = "envelope",
+    count: bool = False,
 ) -> JoinOperator:
-    """Run `query` over the events `lines`, writing one output JSON line per result to `out`."""
+    """Run `query` over the events `lines`, writing one output line per result to `out`.
+
+    `output_format`: the output record (`envelope`), flat rows (`flat`) or result ids (`ids`);
+    `count`: only the number of results, one line at the end.
+    """
     operator = operator or OperatorFactory(query).build()
-    formatter = ResultFormatter(query)
+    writer = make_writer(query, out, output_format, count=count)
+    write, piece, add = writer.write, writer.piece, operator.add
     offsets = dict.fromkeys(query.stream_names, 0)
-
-    def write(results: list[Any]) -> None:
-        for result in results:
-            out.write(json.dumps(formatter.value(result), separators=(",", ":")))
-            out.write("\n")
-
+    index = {name: i for i, name in enumerate(query.stream_names)}
     engine = operator.engine
     for number, stream, ts, record, size in read_events(query, lines, lambda: engine.watermark):
         offset = offsets[stream]
         offsets[stream] = offset + 1
-        operator.add(stream, record, ts=ts, offset=offset, size=size)
+        add(stream, record, ts=ts, offset=offset, size=size, extra=piece(index[stream], offset, record))
         if number % _ADVANCE_EVERY == 0:
             write(operator.advance())
             if on_line is not None:
                 on_line(number)
     write(operator.advance())
     write(operator.finish())
+    writer.close()
     return operator

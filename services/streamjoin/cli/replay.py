@@ -17,6 +17,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TransferSpeedColumn
 
 from streamjoin.query import QueryDef
 from streamjoin.replay import ReplayError, load_query, query_from_cql, replay
+from streamjoin.replay_sinks import Format
 
 __all__ = ["register"]
 
@@ -39,6 +40,14 @@ def replay_command(
         ),
     ] = None,
     cql: Annotated[str | None, typer.Option("--cql", help="the CQL text (needs --streams)")] = None,
+    output_format: Annotated[
+        Format,
+        typer.Option(
+            "--format",
+            help="envelope: the output record; flat: {query, ts, id, <stream>_<field>...}; ids: result ids",
+        ),
+    ] = "envelope",
+    count: Annotated[bool, typer.Option("--count", help="print the number of results only")] = False,
 ) -> None:
     """Replay a query over recorded events; print one result per line, nothing else on stdout."""
     err = Console(stderr=True)
@@ -50,10 +59,15 @@ def replay_command(
                 with Progress(TextColumn("replay"), BarColumn(), TransferSpeedColumn(), console=err) as bar:
                     task = bar.add_task("replay", total=total)
                     replay(
-                        query, lines, sys.stdout, on_line=lambda _n: bar.update(task, completed=lines.tell())
+                        query,
+                        lines,
+                        sys.stdout,
+                        on_line=lambda _n: bar.update(task, completed=lines.tell()),
+                        output_format=output_format,
+                        count=count,
                     )
             else:
-                replay(query, lines, sys.stdout)
+                replay(query, lines, sys.stdout, output_format=output_format, count=count)
     except ReplayError as exc:
         print(f"streamjoin replay: {exc}", file=sys.stderr)
         raise typer.Exit(2) from None
