@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TransferSpeedColumn
 
 from streamjoin.query import QueryDef
-from streamjoin.replay import ReplayError, load_query, query_from_cql, replay
+from streamjoin.replay import DeadLetterLog, ReplayError, load_query, query_from_cql, replay
 
 __all__ = ["register"]
 
@@ -39,27 +39,50 @@ def replay_command(
         ),
     ] = None,
     cql: Annotated[str | None, typer.Option("--cql", help="the CQL text (needs --streams)")] = None,
+    dead_letters: Annotated[
+        Path | None,
+        typer.Option(
+            "--dead-letters",
+            help="write each malformed record to this JSONL file ({line, stream, reason, event})",
+        ),
+    ] = None,
 ) -> None:
-    """Replay a query over recorded events; print one result per line, nothing else on stdout."""
+    """Replay a query over recorded events; print one result per line, nothing else on stdout.
+
+    A malformed record is skipped as the joiner dead-letters it: reported on stderr with its reason
+    (and written to --dead-letters), counted at the end; the exit status stays 0.
+    """
     err = Console(stderr=True)
+    letters = None
     try:
         query, events_file = _query_and_events(files, streams_file, cql)
+        letters = dead_letters.open("w", encoding="utf-8") if dead_letters is not None else None
+        log = DeadLetterLog(sys.stderr, letters)
         with events_file.open(encoding="utf-8") as lines:
             if err.is_terminal:  # progress goes to stderr, and only for a person watching
                 total = events_file.stat().st_size
                 with Progress(TextColumn("replay"), BarColumn(), TransferSpeedColumn(), console=err) as bar:
                     task = bar.add_task("replay", total=total)
                     replay(
-                        query, lines, sys.stdout, on_line=lambda _n: bar.update(task, completed=lines.tell())
+                        query,
+                        lines,
+                        sys.stdout,
+                        on_line=lambda _n: bar.update(task, completed=lines.tell()),
+                        on_malformed=log,
                     )
             else:
-                replay(query, lines, sys.stdout)
+                replay(query, lines, sys.stdout, on_malformed=log)
+        if log.count:
+            print(f"streamjoin replay: {log.count} malformed record(s) skipped", file=sys.stderr)
     except ReplayError as exc:
         print(f"streamjoin replay: {exc}", file=sys.stderr)
         raise typer.Exit(2) from None
     except OSError as exc:
         print(f"streamjoin replay: {exc}", file=sys.stderr)
         raise typer.Exit(2) from None
+    finally:
+        if letters is not None:
+            letters.close()
     sys.stdout.flush()
 
 
