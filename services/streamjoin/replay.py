@@ -170,9 +170,12 @@ def _envelope(line: str, number: int, streams: set[str]) -> tuple[str, Any, Any]
     stream = event["stream"]
     if not isinstance(stream, str) or stream not in streams:
         raise ReplayError(f"line {number}: unknown stream {stream!r}; the query reads {sorted(streams)}")
+    kafka_ts = event.get("timestamp")
+    if kafka_ts is not None and (type(kafka_ts) not in (int, float) or not math.isfinite(kafka_ts)):
+        raise ReplayError(f'line {number}: "timestamp" (the Kafka timestamp) must be a finite number')
     if poison is not None:
         raise _PoisonLine(stream, poison)
-    return stream, event["record"], event.get("timestamp")
+    return stream, event["record"], kafka_ts
 
 
 def replay(

@@ -200,6 +200,7 @@ _GOOD = json.dumps({"stream": "S1", "record": {"ts": 1, "attr": 1}})
         (f"{_GOOD}\n{_GOOD}\n" + json.dumps({"stream": "zz", "record": {"ts": 1, "attr": 1}}) + "\n", 3),
         (f"{_GOOD}\n" + json.dumps({"stream": "S2"}) + "\n", 2),  # no record
         (f"{_GOOD}\n[1]\n", 2),
+        (f"{_GOOD}\n" + json.dumps({"stream": "S1", "record": {}, "timestamp": "now"}) + "\n", 2),
     ],
 )
 def test_bad_events_line_exits_2_with_its_number(tmp_path: Path, text: str, line: int) -> None:

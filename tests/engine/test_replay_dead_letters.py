@@ -19,6 +19,7 @@ from typing import Any
 
 from hypothesis import given
 
+from streamjoin.engine.program import index_fields
 from streamjoin.testing import Event, expected_results
 
 from .profiles import engine_settings
@@ -38,7 +39,7 @@ _POISON = [  # (record text with `{stream}`'s timestamp field `ts` and join fiel
 
 def _bad_record(case: Case, stream: str, rng: random.Random) -> tuple[str, str]:
     """Return (record text, reason) of a malformed record of `stream`, or one missing a join field."""
-    fields = sorted({f for f in _join_fields(case, stream)})
+    fields = sorted(set(_join_fields(case, stream)))
     keys = ", ".join(f'"{f}": 1' for f in fields) or '"pad": 1'
     choice = rng.randrange(len(_POISON) + (1 if fields else 0))
     if choice == len(_POISON):
@@ -50,8 +51,6 @@ def _bad_record(case: Case, stream: str, rng: random.Random) -> tuple[str, str]:
 
 
 def _join_fields(case: Case, stream: str) -> list[str]:
-    from streamjoin.engine.program import index_fields
-
     return list(index_fields(case.query).get(stream, ()))
 
 
