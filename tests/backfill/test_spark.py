@@ -95,3 +95,38 @@ def test_empty_archive(spark: Any, tmp_path: Path) -> None:
         SinkSpec("parquet", str(tmp_path / "out"))
     )
     assert summary.results == summary.records == summary.files == 0
+
+
+def _with_bad_timestamps(w: Any) -> list[bytes]:
+    """Add records whose timestamp Spark cannot cast (`"yesterday"`, `true`) or is a string, or missing."""
+    bad = [b'{"ts": "yesterday", "k": 1, "v": 1}', b'{"ts": true, "k": 2, "v": 1}',
+           b'{"ts": "12", "k": 3, "v": 1}', b'{"k": 4, "v": 1}']  # fmt: skip
+    for i, value in enumerate(bad):
+        stream, p = "abc"[i % 3], i % w.partitions
+        offset = 1 + max(o for s, pp, o, _, _ in w.raw if (s, pp) == (stream, p))
+        w.raw.append((stream, p, offset, w.raw[-1][3], value))
+    return bad
+
+
+def test_malformed_timestamps_are_counted_and_the_rest_computed(spark: Any, tmp_path: Path) -> None:
+    """A `"yesterday"` timestamp fails no cast: the job completes with the oracle's results and counts it."""
+    w = make_workload(TOPICS, partitions=2, records=600, keys=10, seed=5, malformed=6)
+    _with_bad_timestamps(w)
+    url = str(tmp_path / "archive")
+    w.write_archive(url)
+    lists = sum(value == b"[1, 2]" for *_, value in w.raw)  # no timestamp to read either
+    assert lists > 0
+    for kind, start, end in (("rows", 5, 300), ("range", 5, 300)):
+        query = make_query(f"bad{kind}", kind, TOPICS)
+        out = tmp_path / f"out-{kind}"
+        summary = BackfillJob(spark, query, start, end, url).write(SinkSpec("parquet", str(out)))
+        got, _ = read_ids(out)
+        want = Oracle(query, w.events).ids(start, end)
+        assert got == want and sum(want.values()) > 20
+        reasons = summary.malformed_reasons
+        assert reasons["missing timestamp field 'ts'"] == 1, reasons  # each unreadable one: once
+        assert reasons["not a JSON object but list"] == lists, reasons
+        assert reasons["timestamp field 'ts' is not a finite number"] >= 3, reasons
+        assert summary.malformed == sum(reasons.values())
+        if kind == "rows":  # one group per record: each counted exactly once
+            assert reasons["timestamp field 'ts' is not a finite number"] == 3, reasons

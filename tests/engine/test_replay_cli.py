@@ -198,10 +198,9 @@ _GOOD = json.dumps({"stream": "S1", "record": {"ts": 1, "attr": 1}})
     [
         (f"{_GOOD}\nnot json\n", 2),
         (f"{_GOOD}\n{_GOOD}\n" + json.dumps({"stream": "zz", "record": {"ts": 1, "attr": 1}}) + "\n", 3),
-        (json.dumps({"stream": "S2", "record": {"attr": 1}}) + "\n", 1),  # no timestamp field
-        (f"{_GOOD}\n" + json.dumps({"stream": "S2", "record": [1, 2]}) + "\n", 2),  # not an object
         (f"{_GOOD}\n" + json.dumps({"stream": "S2"}) + "\n", 2),  # no record
         (f"{_GOOD}\n[1]\n", 2),
+        (f"{_GOOD}\n" + json.dumps({"stream": "S1", "record": {}, "timestamp": "now"}) + "\n", 2),
     ],
 )
 def test_bad_events_line_exits_2_with_its_number(tmp_path: Path, text: str, line: int) -> None:
@@ -211,6 +210,23 @@ def test_bad_events_line_exits_2_with_its_number(tmp_path: Path, text: str, line
     assert len(message.splitlines()) == 1 and f"line {line}" in message, message
     query = parse_query(_GOLAB)
     _parse_output(done.stdout, query, [])  # results only (here: none)
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "reason"),
+    [
+        (json.dumps({"stream": "S2", "record": {"attr": 1}}) + "\n", 1, "missing timestamp field 'ts'"),
+        (f"{_GOOD}\n" + json.dumps({"stream": "S2", "record": [1, 2]}) + "\n", 2, "not a JSON object"),
+    ],
+)
+def test_malformed_record_is_reported_and_skipped(tmp_path: Path, text: str, line: int, reason: str) -> None:
+    """A malformed record is a dead letter, as in the joiner: reported with its reason, then skipped."""
+    done = _run(tmp_path, _GOLAB, text)
+    assert done.returncode == 0, done.stderr
+    report, summary = done.stderr.strip().splitlines()
+    assert report.startswith(f"streamjoin replay: line {line}: malformed record of 'S2': {reason}"), report
+    assert summary == "streamjoin replay: 1 malformed record(s) skipped"
+    _parse_output(done.stdout, parse_query(_GOLAB), [])  # results only (here: none)
 
 
 @pytest.mark.parametrize(

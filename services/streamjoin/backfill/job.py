@@ -17,10 +17,12 @@ The plan (docs/backfill.md):
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -42,7 +44,7 @@ __all__ = ["BackfillJob", "BackfillSummary", "spark_hash_long", "task_keys"]
 _ARCHIVE_DDL = "topic string, partition int, offset long, timestamp long, key binary, value binary"
 _HISTORY_DDL = "input int, partition int, offset long, ts double, kafka_ts long, value binary, gkey string"
 _RESULT_DDL = "id string, query string, ts double, partition int, key binary, value binary"
-_STATS_DDL = ", ".join(f"{c} long" for c in STATS_COLUMNS)
+_STATS_DDL = ", ".join(f"{c} long" for c in STATS_COLUMNS) + ", reasons string"
 _HOUR_MS = 3_600_000
 _SIMPLE_FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -61,6 +63,9 @@ class BackfillSummary:
     records: int
     """Records fed to the engines (a record in two overlapping time buckets counts twice)."""
     malformed: int
+    """Records the engine refused, each with its reason: as the joiner dead-letters them."""
+    malformed_reasons: dict[str, int]
+    """The count of malformed records per reason (the reason up to its first colon)."""
     duplicates: int
     late: int
     """Records the engine found late (0 unless a timestamp is too large for a double to order)."""
@@ -159,6 +164,9 @@ class BackfillJob:
         ts = F.col("ts")
         current = raw.where(ts.isNotNull() & (ts >= F.lit(feed.lower)) & (ts < F.lit(plan.end)))
         parts = [self._grouped(current, feed)]
+        if feed.timestamp is not None:  # no readable time: no range to place it in, so counted once
+            unreadable = raw.where(ts.isNull())
+            parts.append(unreadable.withColumn("grp", F.col("partition").cast("long") * F.lit(plan.buckets)))
         if feed.rows is not None:
             parts.append(self._grouped(self._history(raw, feed, history_from), feed))
         return parts
@@ -257,7 +265,8 @@ class BackfillJob:
             out.close()
             runner.stats.cpu_ms = round((time.process_time() - cpu) * 1000)
             finished.add(1)
-            yield pd.DataFrame([runner.stats.as_row()], columns=list(STATS_COLUMNS))
+            reasons = json.dumps(runner.stats.malformed_reasons)
+            yield pd.DataFrame([(*runner.stats.as_row(), reasons)], columns=[*STATS_COLUMNS, "reasons"])
 
         frame = self.feed().mapInPandas(run, _STATS_DDL)
         tasks = self.join_tasks
@@ -275,9 +284,11 @@ class BackfillJob:
                 poller.stop(finished=succeeded)
             context.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
         totals = dict.fromkeys(STATS_COLUMNS, 0)
+        reasons: Counter[str] = Counter()
         for row in rows:
             for name in STATS_COLUMNS:
                 totals[name] += int(row[name])
+            reasons.update(json.loads(row["reasons"]))
         return BackfillSummary(
             query=plan.query.name,
             start=plan.start,
@@ -288,6 +299,7 @@ class BackfillJob:
             tasks=len(rows),
             records=totals["records"],
             malformed=totals["malformed"],
+            malformed_reasons=dict(sorted(reasons.items())),
             duplicates=totals["duplicates"],
             late=totals["late"],
             results=totals["results"],
@@ -297,12 +309,16 @@ class BackfillJob:
 
 
 def _timestamp(feed: InputFeed) -> Column:
-    """Return the record timestamp as a double, natively (null when missing or not a number)."""
+    """Return the record timestamp as a double, natively (null when missing or not a number).
+
+    `try_cast`: a value such as `"yesterday"` is null here, never a failed job; the engine's reader
+    then refuses the record with its reason.
+    """
     if feed.timestamp is None:
-        return F.col("timestamp").cast("double")
+        return F.col("timestamp").try_cast("double")
     field = feed.timestamp
     path = f"$.{field}" if _SIMPLE_FIELD.fullmatch(field) else "$['" + field.replace("'", "\\'") + "']"
-    return F.get_json_object(F.col("value").cast("string"), path).cast("double")
+    return F.get_json_object(F.col("value").cast("string"), path).try_cast("double")
 
 
 def _bucket(ts: Column, plan: BackfillPlan) -> Column:

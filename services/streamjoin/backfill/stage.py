@@ -37,6 +37,8 @@ __all__ = [
 ]
 
 _ADVANCE_EVERY = 512
+_UNREADABLE = "timestamp not readable by Spark as a number"
+"""A record the engine accepts but Spark could not place in time (never expected): counted, not joined."""
 _FRAME_ROWS = 10_000
 
 FEED_COLUMNS = ("grp", "input", "partition", "offset", "ts", "kafka_ts", "value")
@@ -112,9 +114,10 @@ class GroupRunner:
         horizon = self._reader.horizon  # far-future records are refused as in the joiner
         for batch in batches:
             columns = [
-                batch[name].tolist() for name in ("grp", "input", "partition", "offset", "kafka_ts", "value")
+                batch[name].tolist()
+                for name in ("grp", "input", "partition", "offset", "ts", "kafka_ts", "value")
             ]
-            for grp, index, part, offset, kafka_ts, value in zip(*columns, strict=True):
+            for grp, index, part, offset, sort_ts, kafka_ts, value in zip(*columns, strict=True):
                 if grp != group or operator is None:
                     if operator is not None:
                         yield self._rows(group, partition, self._drain(operator, partition, final=True))
@@ -132,6 +135,9 @@ class GroupRunner:
                     ts, decoded = self._reader.decode(stream, value, kts, horizon(operator.watermark))
                 except MalformedRecord as exc:
                     self._malformed(str(exc))
+                    continue
+                if sort_ts is None or sort_ts != sort_ts:  # fed unsorted, first: it must not join
+                    self._malformed(_UNREADABLE)
                     continue
                 position = int(offset)
                 piece = piece_of(index, partition, position, value, decoded) if self._splice else None

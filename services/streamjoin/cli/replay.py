@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TransferSpeedColumn
 
 from streamjoin.query import QueryDef
-from streamjoin.replay import ReplayError, load_query, query_from_cql, replay
+from streamjoin.replay import DeadLetterLog, ReplayError, load_query, query_from_cql, replay
 from streamjoin.replay_sinks import Format
 
 __all__ = ["register"]
@@ -48,11 +48,25 @@ def replay_command(
         ),
     ] = "envelope",
     count: Annotated[bool, typer.Option("--count", help="print the number of results only")] = False,
+    dead_letters: Annotated[
+        Path | None,
+        typer.Option(
+            "--dead-letters",
+            help="write each malformed record to this JSONL file ({line, stream, reason, event})",
+        ),
+    ] = None,
 ) -> None:
-    """Replay a query over recorded events; print one result per line, nothing else on stdout."""
+    """Replay a query over recorded events; print one result per line, nothing else on stdout.
+
+    A malformed record is skipped as the joiner dead-letters it: reported on stderr with its reason
+    (and written to --dead-letters), counted at the end; the exit status stays 0.
+    """
     err = Console(stderr=True)
+    letters = None
     try:
         query, events_file = _query_and_events(files, streams_file, cql)
+        letters = dead_letters.open("w", encoding="utf-8") if dead_letters is not None else None
+        log = DeadLetterLog(sys.stderr, letters)
         with events_file.open(encoding="utf-8") as lines:
             if err.is_terminal:  # progress goes to stderr, and only for a person watching
                 total = events_file.stat().st_size
@@ -65,15 +79,21 @@ def replay_command(
                         on_line=lambda _n: bar.update(task, completed=lines.tell()),
                         output_format=output_format,
                         count=count,
+                        on_malformed=log,
                     )
             else:
-                replay(query, lines, sys.stdout, output_format=output_format, count=count)
+                replay(query, lines, sys.stdout, output_format=output_format, count=count, on_malformed=log)
+        if log.count:
+            print(f"streamjoin replay: {log.count} malformed record(s) skipped", file=sys.stderr)
     except ReplayError as exc:
         print(f"streamjoin replay: {exc}", file=sys.stderr)
         raise typer.Exit(2) from None
     except OSError as exc:
         print(f"streamjoin replay: {exc}", file=sys.stderr)
         raise typer.Exit(2) from None
+    finally:
+        if letters is not None:
+            letters.close()
     sys.stdout.flush()
 
 
