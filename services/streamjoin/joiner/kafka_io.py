@@ -6,11 +6,12 @@ The Kafka reads themselves go through `streamjoin.kafka` (consumers, start posit
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from streamjoin.joiner.outbox import HEADER_SEQ, parse_sequence_header
 from streamjoin.kafka import Consumer, TopicPartition, end_offsets
 
-__all__ = ["highest_published"]
+__all__ = ["fetch_evenly", "highest_published"]
 
 
 async def highest_published(
@@ -60,3 +61,21 @@ async def highest_published(
             ):
                 best, best_offset = best + 1, message.offset
     return best, best_offset
+
+
+async def fetch_evenly(
+    consumer: Consumer, tps: list[TopicPartition], max_records: int, poll_ms: int
+) -> dict[TopicPartition, list[Any]]:
+    """Take an equal share of `max_records` from every input partition, so the watermark moves evenly.
+
+    aiokafka's `getmany` drains one partition's fetched records before the next one's; a join fed
+    like that buffers one whole input before the others arrive. Waits up to `poll_ms` when nothing
+    was fetched yet.
+    """
+    share = max(max_records // len(tps), 1)
+    data: dict[TopicPartition, list[Any]] = {}
+    for tp in tps:
+        data.update(await consumer.getmany(tp, timeout_ms=0, max_records=share))
+    if not data:
+        data = await consumer.getmany(*tps, timeout_ms=poll_ms, max_records=share)
+    return data

@@ -19,13 +19,13 @@ import functools
 import logging
 import time
 from collections import deque
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable
 
 from streamjoin.engine import JoinPlan, MultiJoin, ResultFormatter
 from streamjoin.joiner.batch import BatchBuilder
 from streamjoin.joiner.health import Health
-from streamjoin.joiner.kafka_io import highest_published
+from streamjoin.joiner.idle import IdleTracker
+from streamjoin.joiner.kafka_io import fetch_evenly, highest_published
 from streamjoin.joiner.operator_config import OperatorConfig, OutputTopics
 from streamjoin.joiner.operator_stats import OperatorCounters
 from streamjoin.joiner.outbox import decode_record
@@ -303,8 +303,14 @@ class PartitionOperator:
         exclusive = {name: self.outputs.exclusive(name) for name in outboxes}
         tp_list = sorted(consumer.assignment(), key=lambda tp: tp.topic)
         inflight: deque[tuple[str, int, asyncio.Future[int], int]] = deque()
-        last_arrival = dict.fromkeys(self.query.stream_names, time.monotonic())
-        idle: set[str] = set()
+        idle_tracker = IdleTracker(
+            operator.engine.set_idle,
+            p,
+            self._builder.streams_of,
+            self.query.stream_names,
+            self._idle_ms,
+            time.monotonic(),
+        )
         fence = functools.partial(self._store.check_owner, q, p, epoch)  # zombie fencing
         while True:
             trims = self._collect_acks(inflight, trims)
@@ -313,9 +319,9 @@ class PartitionOperator:
             if self.paused:
                 await asyncio.sleep(cfg.poll_ms / 1000)
                 continue
-            data = await self._fetch(consumer, tp_list)
+            data = await fetch_evenly(consumer, tp_list, self._config.max_batch, self._config.poll_ms)
             now = time.monotonic()
-            idle_changed = self._update_idle(operator.engine, data, last_arrival, idle, now)
+            idle_changed = idle_tracker.update(data, now)
             if not data and not idle_changed and not trims:
                 continue
             built = self._builder.build(
@@ -324,7 +330,7 @@ class PartitionOperator:
                 batch=batch_no + 1,
                 offsets=offsets,
                 trims=trims,
-                last_arrival=last_arrival,
+                last_arrival=idle_tracker.last_arrival,
                 now=now,
             )
             await self._store.commit(q, p, epoch, built.commit)
@@ -363,20 +369,6 @@ class PartitionOperator:
             with contextlib.suppress(StateUnavailableError, FencedError):
                 await self._store.trim(q, p, epoch, trims)
 
-    async def _fetch(self, consumer: Consumer, tps: list[TopicPartition]) -> dict[TopicPartition, list[Any]]:
-        """Take an equal share from every input partition, so the watermark moves evenly.
-
-        aiokafka's `getmany` drains one partition's fetched records before the next one's; a join
-        fed like that buffers one whole input before the others arrive.
-        """
-        share = max(self._config.max_batch // len(tps), 1)
-        data: dict[TopicPartition, list[Any]] = {}
-        for tp in tps:
-            data.update(await consumer.getmany(tp, timeout_ms=0, max_records=share))
-        if not data:
-            data = await consumer.getmany(*tps, timeout_ms=self._config.poll_ms, max_records=share)
-        return data
-
     def _collect_acks(
         self, inflight: deque[tuple[str, int, asyncio.Future[int], int]], trims: list[Trim]
     ) -> list[Trim]:
@@ -388,27 +380,3 @@ class PartitionOperator:
             latest[name] = Trim(name, seq, offset)
             self.stats.published[name] += count
         return list(latest.values())
-
-    def _update_idle(
-        self,
-        engine: MultiJoin,
-        data: Mapping[TopicPartition, object],
-        last_arrival: dict[str, float],
-        idle: set[str],
-        now: float,
-    ) -> bool:
-        """Mark inputs idle after `idle_timeout` without records (docs/queries.md)."""
-        changed = False
-        for tp in data:
-            for stream, _ in self._builder.streams_of.get(tp.topic, ()):
-                last_arrival[stream] = now
-                if stream in idle:  # the engine's `add` clears its own flag
-                    idle.discard(stream)
-                    changed = True
-        limit = self._idle_ms / 1000
-        for stream, seen in last_arrival.items():
-            if stream not in idle and now - seen > limit:
-                engine.set_idle(stream, self.partition, True)
-                idle.add(stream)
-                changed = True
-        return changed
