@@ -25,7 +25,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from streamjoin.engine.schedule import EXPIRATIONS, Progress
+from streamjoin.engine.schedule import EXPIRATIONS, EagerExpiration
 from streamjoin.engine.stats import WindowStats
 from streamjoin.engine.window import MemoryWindowTable, WindowStore
 from streamjoin.query.model import InputDef, QueryDef, RangeWindow
@@ -126,8 +126,12 @@ class ProbeCleanedWindow:
         return len(self._table)
 
 
-class _BucketScoped:
-    """What the three strategies share: windows may hold expired records; a clock; the wrapper."""
+class _BucketScoped(EagerExpiration):
+    """What the three strategies share: windows may hold expired records; a clock; the wrapper.
+
+    Every window is handed to the group (`per_group`) and expired after the join as under eager
+    expiration (`EagerExpiration`): a wrapped store's `expire` only moves the strategies' clock, a
+    store that is not wrapped (count windows, other stores) is cleaned eagerly."""
 
     holds_expired = True
     _whole = False
@@ -142,19 +146,6 @@ class _BucketScoped:
         if isinstance(table, MemoryWindowTable) and isinstance(table.definition.window, RangeWindow):
             return ProbeCleanedWindow(table, self._clock, whole=self._whole, on_insert=self._on_insert)
         return table
-
-    def per_group(self, tables: Sequence[WindowStore]) -> Sequence[WindowStore]:
-        """Return every window: a wrapper's `expire` moves the clock, another store expires."""
-        return tuple(tables)
-
-    def after_join(
-        self, progress: Progress, tables: Sequence[WindowStore], watermark: float, final: bool
-    ) -> None:
-        """Move the clock to the last released timestamp; expire the stores that are not wrapped."""
-        now = progress.last_released_ts
-        for table in tables:
-            if now > table.expires_at:
-                table.expire(now)
 
 
 class ProbeExpiration(_BucketScoped):

@@ -15,7 +15,7 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from operator import itemgetter
-from typing import Any, Protocol
+from typing import Any
 
 import orjson
 
@@ -23,6 +23,7 @@ from streamjoin.engine import MalformedRecord, RecordReader, ResultFormatter
 from streamjoin.engine.entry import Entry
 from streamjoin.engine.ingest import DEFAULT_MAX_FUTURE
 from streamjoin.joiner.outbox import OutboxRecord, encode_record
+from streamjoin.kafka import ConsumedRecord
 from streamjoin.operator import JoinOperator
 from streamjoin.query.model import QueryDef, RangeWindow
 from streamjoin.state.base import CommitBatch, Trim
@@ -34,15 +35,8 @@ DEFAULT_MAX_RECORD_BYTES = 1_000_000
 default `message.max.bytes` (1,048,588) with room for the batch framing; the setting overrides it."""
 
 
-class Message(Protocol):
-    """What the builder needs of a consumed Kafka record (aiokafka's `ConsumerRecord`)."""
-
-    topic: str
-    partition: int
-    offset: int
-    timestamp: int
-    key: bytes | None
-    value: bytes | None
+Message = ConsumedRecord
+"""What the builder needs of a consumed Kafka record (`streamjoin.kafka.ConsumedRecord`)."""
 
 
 @dataclass(slots=True)
