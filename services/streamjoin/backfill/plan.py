@@ -140,7 +140,8 @@ def plan_backfill(
     start, end = float(start), float(end)
     if not (math.isfinite(start) and math.isfinite(end)) or end <= start:
         raise ValueError(f"the range [{start}, {end}) is empty or not finite")
-    range_only = all(isinstance(i.window, RangeWindow) for i in query.inputs)
+    # An input without a window of its own is bounded in time by its `within` pairs: a range window.
+    range_only = all(isinstance(effective_window(query, i.stream), RangeWindow) for i in query.inputs)
     if strategy == "partition-time" and not range_only:
         raise ValueError("time buckets need range windows only: a rows window depends on all its history")
     if strategy == "partition-time" and query.shedding is not None:
