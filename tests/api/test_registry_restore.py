@@ -54,7 +54,9 @@ def _register(api: ApiServer) -> None:
         json={"evaluation": {"mode": "lazy", "every": 25}, "order": ["c", "a"]},
     )
     assert r.status_code == 200, r.text
-    assert api.client.put("/v1/queries/q1", json=_query("q1", "a", "c")).status_code == 200
+    redefined = _query("q1", "a", "b")  # a PUT may change everything but the inputs (409 otherwise)
+    redefined["inputs"][0]["window"] = {"range": 250}
+    assert api.client.put("/v1/queries/q1", json=redefined).status_code == 200
     assert api.client.delete("/v1/queries/q4").status_code == 204
     assert api.client.delete("/v1/streams/gone").status_code == 204
 
