@@ -48,3 +48,33 @@ def test_bad_shedding_memory_is_422_and_changes_nothing(streams: ApiServer) -> N
         assert response.json()["field"] == "shedding_memory", response.json()
     assert api.dump() == before
     assert "shedding_memory" not in api.client.get("/v1/control/queries/q").json()["writable"]
+
+
+def test_the_shedding_field_in_json_is_registered_and_checked(streams: ApiServer) -> None:
+    api = streams
+    body = {
+        "name": "j",
+        "inputs": [{"stream": "a", "window": {"range": 100}}, {"stream": "b", "window": {"range": 100}}],
+        "where": [["a.src", "=", "b.src"]],
+        "output": {"topic": "j.out"},
+        "shedding": {"memory": 40, "policy": "dgl", "combine": "sum", "seed": 3},
+    }
+    before = api.dump()
+    for bad, field in (
+        ({"memory": 40, "policy": "best"}, "policy"),
+        ({"memory": 1, "policy": "simp"}, "memory"),
+    ):
+        response = api.client.post("/v1/queries", json={**body, "shedding": bad})
+        assert response.status_code == 422, response.text
+        assert field in response.text
+    assert api.dump() == before
+    created = api.client.post("/v1/queries", json=body)
+    assert created.status_code == 201, created.text
+    shedding = created.json()["definition"]["shedding"]
+    assert (shedding["memory"], shedding["policy"], shedding["combine"], shedding["seed"]) == (
+        40,
+        "dgl",
+        "sum",
+        3,
+    )
+    assert api.client.get("/v1/control/queries/j").json()["attributes"]["shedding_memory"] == 40

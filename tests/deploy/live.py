@@ -227,7 +227,7 @@ def run_workload(live: LiveDeployment, topics: Mapping[str, str], *, rate_per_s:
     """Register two streams and a query joining them, start the joiner, then produce until the end.
 
     Records share 50 join keys; about 1 in 200 is malformed (not JSON) and 1 in 200 is late (an hour
-    old). A memory budget is written to the query's Control Table, as an operator would.
+    old). The query sheds under a memory budget (`shedding`), so the shedding panel has data.
     """
     run = topics["orders"].split(".")[1]
     output = topics["joined"]
@@ -246,6 +246,8 @@ def run_workload(live: LiveDeployment, topics: Mapping[str, str], *, rate_per_s:
         "where": [[f"{o}.k", "=", f"{p}.k"]],
         "output": {"topic": output},
         "lateness": 1_000,
+        # A budget below what the windows need (about 1,000 records each), so the shedding panel has data.
+        "shedding": {"memory": 400, "policy": "simp"},
     }
     response = api.post("/v1/queries", json=body)
     assert response.status_code == 201, response.text

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 from streamjoin.api.schemas.common import Number, QueryName, Scalar, TopicName
 from streamjoin.query.model import Algorithm, ExpirationMode, Mode, StartName
+from streamjoin.query.shedding import CombineName, PolicyName
 from streamjoin.registry import PartitionState, QueryControls, QueryStatus
 
 __all__ = [
@@ -73,6 +74,20 @@ class ExpirationSpec(BaseModel):
     every: Number | None = None
 
 
+class SheddingSpec(BaseModel):
+    """Load shedding under a memory budget with importance (docs/shedding.md); the parser checks the rest."""
+
+    model_config = _STRICT
+
+    memory: StrictInt = Field(description="The most records the windows hold together (split evenly).")
+    policy: PolicyName
+    importance: StrictStr | None = Field(
+        default=None, description="The field holding each record's importance."
+    )
+    combine: CombineName = "min"
+    seed: StrictInt = 0
+
+
 class OutputSpec(BaseModel):
     """Where results (or dead letters) go."""
 
@@ -118,6 +133,7 @@ class QueryCreate(BaseModel):
         default=None,
         description='W-join pairs `[["a", "b", w], ...]`: `|ts(a) - ts(b)| <= w` in every result.',
     )
+    shedding: SheddingSpec | None = None
     algorithm: Algorithm | None = None
     order: Literal["auto"] | list[StrictStr] | None = None
     lateness: Number | None = None
