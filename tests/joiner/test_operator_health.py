@@ -7,6 +7,7 @@ from typing import Any, cast
 
 from streamjoin.joiner.health import Health
 from streamjoin.joiner.operator import OperatorConfig, OutputTopics, PartitionOperator
+from streamjoin.operator import OperatorFactory
 from streamjoin.query import parse_query
 
 QUERY = parse_query(
@@ -26,9 +27,8 @@ def test_stopping_an_operator_clears_its_health_problem() -> None:
     health = Health()
     unused = cast(Any, None)  # Kafka, the store and the publisher: a never-started operator uses none
     op = PartitionOperator(
-        QUERY,
+        OperatorFactory(QUERY),
         3,
-        plan=None,
         outputs=OutputTopics("out", 4, "dead", 4, 4),
         kafka=unused,
         store=unused,
