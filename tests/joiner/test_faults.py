@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import signal
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -25,11 +23,9 @@ from tests.joiner.harness import (
     wait_ready,
     wait_running,
 )
+from tests.registry.redis_process import RestartableRedis
 
-from streamjoin.dev.ports import LOOPBACK, free_port
-from streamjoin.dev.process import ManagedProcess
-from streamjoin.dev.redis_server import find_redis_server
-from streamjoin.dev.resp import RespConnection
+from streamjoin.dev.ports import free_port
 from streamjoin.registry import RegistryStore
 
 pytestmark = [pytest.mark.timeout(240), pytest.mark.slow]
@@ -42,53 +38,9 @@ MALFORMED: list[tuple[bytes, str]] = [
 ]
 
 
-class CrashableRedis:
-    """A redis-server with `appendfsync always` on a fixed port, which can be SIGKILLed and restarted."""
-
-    def __init__(self, workdir: Path) -> None:
-        self.port = free_port()
-        self.workdir = workdir
-        self.process: ManagedProcess | None = None
-
-    @property
-    def url(self) -> str:
-        return f"redis://{LOOPBACK}:{self.port}/0"
-
-    def start(self) -> None:
-        argv = [
-            find_redis_server(), "--port", str(self.port), "--bind", LOOPBACK, "--save", "",
-            "--appendonly", "yes", "--appendfsync", "always", "--dir", str(self.workdir),
-        ]  # fmt: skip
-        self.process = ManagedProcess("redis", argv, log_path=self.workdir / "redis.log", cwd=self.workdir)
-        self.process.start()
-        self.process.wait_ready(self._pong, timeout_ms=20_000)
-
-    def _pong(self) -> bool:
-        with RespConnection(LOOPBACK, self.port, timeout_ms=500) as conn:
-            return conn.call("PING") == b"PONG"
-
-    def crash(self) -> None:
-        assert self.process is not None and self.process.pid is not None
-        os.killpg(self.process.pid, signal.SIGKILL)
-        self.process.stop(timeout_ms=2_000)
-
-    def pause(self) -> None:
-        """SIGSTOP: Redis keeps its connections open and answers nothing (a hung server)."""
-        assert self.process is not None and self.process.pid is not None
-        os.kill(self.process.pid, signal.SIGSTOP)
-
-    def resume(self) -> None:
-        assert self.process is not None and self.process.pid is not None
-        os.kill(self.process.pid, signal.SIGCONT)
-
-    def stop(self) -> None:
-        if self.process is not None:
-            self.process.stop(timeout_ms=5_000)
-
-
 @pytest.fixture
-def crashable_redis(tmp_path: Path) -> Iterator[CrashableRedis]:
-    server = CrashableRedis(tmp_path)
+def crashable_redis(tmp_path: Path) -> Iterator[RestartableRedis]:
+    server = RestartableRedis(tmp_path)
     server.start()
     try:
         yield server
@@ -100,7 +52,7 @@ def test_malformed_records_and_redis_crash(
     query_setup: Callable[[int], QuerySetup],
     make_topic: Callable[..., str],
     kafka_broker: str,
-    crashable_redis: CrashableRedis,
+    crashable_redis: RestartableRedis,
     tmp_path: Path,
 ) -> None:
     s = query_setup(4)
@@ -170,7 +122,7 @@ def test_malformed_records_and_redis_crash(
 def test_redis_paused_mid_run(
     query_setup: Callable[[int], QuerySetup],
     kafka_broker: str,
-    crashable_redis: CrashableRedis,
+    crashable_redis: RestartableRedis,
     tmp_path: Path,
 ) -> None:
     """Redis stops answering for 10 s (longer than the 5 s command timeout): commits time out, and a

@@ -16,7 +16,8 @@ __all__ = ["RestartableRedis"]
 
 
 class RestartableRedis:
-    """Redis with `appendfsync always` in `workdir/data`; `crash`, `wipe` (lose everything), `start`."""
+    """Redis with `appendfsync always` in `workdir/data`: `crash` (SIGKILL), `pause`/`resume`
+    (SIGSTOP/SIGCONT), `wipe` (lose everything), `start` again."""
 
     def __init__(self, workdir: Path) -> None:
         self.port = free_port()
@@ -51,6 +52,15 @@ class RestartableRedis:
     def wipe(self) -> None:
         """Delete the data directory: the next `start` is a Redis restarted empty."""
         shutil.rmtree(self.data, ignore_errors=True)
+
+    def pause(self) -> None:
+        """SIGSTOP: Redis keeps its connections open and answers nothing (a hung server)."""
+        assert self.process is not None and self.process.pid is not None
+        os.kill(self.process.pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        assert self.process is not None and self.process.pid is not None
+        os.kill(self.process.pid, signal.SIGCONT)
 
     def stop(self) -> None:
         if self.process is not None:
