@@ -27,6 +27,28 @@ MAX_EXHAUSTIVE = 8
 _EPS = 1e-9
 
 
+class _Incumbent:
+    """The cheapest complete order found so far, and the bound it sets on every prefix.
+
+    Ties keep the first order found (depth-first in lexicographic order), so the result is stable.
+    """
+
+    def __init__(self, upper: float | None) -> None:
+        self.order: tuple[int, ...] | None = None
+        self.cost = float("inf")
+        self.bound = float("inf") if upper is None else upper * (1 + _EPS)
+
+    def prunes(self, total: float) -> bool:
+        """Return True if a prefix costing `total` already can't beat the bound."""
+        return total > self.bound
+
+    def offer(self, order: tuple[int, ...], total: float) -> None:
+        """Keep `order` if it is cheaper than the incumbent (by more than rounding)."""
+        if self.order is None or total < self.cost * (1 - _EPS):
+            self.order, self.cost = order, total
+            self.bound = min(self.bound, total * (1 + _EPS))
+
+
 def _check_size(model: CostModel, limit: int) -> None:
     if len(model.names) > limit:
         raise ValueError(f"exhaustive search is limited to {limit} streams, got {len(model.names)}")
@@ -52,18 +74,15 @@ def optimal_global(
         return _optimal_global_scalar(model, params, upper, budget)
     n = len(model.names)
     weights = [model.weight(i) for i in range(n)]
-    best: list[tuple[tuple[int, ...], float]] = []
-    bound = [float("inf") if upper is None else upper * (1 + _EPS)]
+    best = _Incumbent(upper)
 
     def visit(prefix: tuple[int, ...], states: list[LoopState], used: int) -> None:
         budget.check()
         total = sum(w * s.cost for w, s in zip(weights, states, strict=True))
-        if total > bound[0]:
+        if best.prunes(total):
             return
         if len(prefix) == n:
-            if not best or total < best[0][1] * (1 - _EPS):
-                best[:] = [(prefix, total)]
-                bound[0] = total * (1 + _EPS)
+            best.offer(prefix, total)
             return
         for j in range(n):
             if not used >> j & 1:
@@ -71,10 +90,9 @@ def optimal_global(
                 visit((*prefix, j), nxt, used | 1 << j)
 
     visit((), [model.start(i, i) for i in range(n)], 0)
-    if not best:  # `upper` was below every order: search again without it
+    if best.order is None:  # `upper` was below every order: search again without it
         return optimal_global(model, limit=limit, budget=budget)
-    order, _ = best[0]
-    return order, model.order_cost(order)
+    return best.order, model.order_cost(best.order)
 
 
 def _scalar(model: CostModel) -> tuple[list[float], list[float], list[float]] | None:
@@ -98,18 +116,12 @@ def _optimal_global_scalar(
     n = len(model.names)
     weights = [model.weight(i) for i in range(n)]
     order: list[int] = []
-    best_order: list[tuple[int, ...]] = []
-    bound = [float("inf") if upper is None else upper * (1 + _EPS)]
-    best_cost = [float("inf")]
+    best = _Incumbent(upper)
 
     def visit(ns: list[float], cs: list[float], vr: list[float], used: int) -> None:
         budget.check()
         if len(order) == n:
-            total = sum(w * c for w, c in zip(weights, cs, strict=True))
-            if not best_order or total < best_cost[0] * (1 - _EPS):
-                best_order[:] = [tuple(order)]
-                best_cost[0] = total
-                bound[0] = min(bound[0], total * (1 + _EPS))
+            best.offer(tuple(order), sum(w * c for w, c in zip(weights, cs, strict=True)))
             return
         for j in range(n):
             if used >> j & 1:
@@ -124,16 +136,16 @@ def _optimal_global_scalar(
                     ns2[i] = ni * sj / (vi if vi > vj else vj)
                     vr2[i] = vi if vi < vj else vj
                 total += weights[i] * cs2[i]
-            if total <= bound[0]:
+            if not best.prunes(total):
                 order.append(j)
                 visit(ns2, cs2, vr2, used | 1 << j)
                 order.pop()
 
     starts = [model.start(i, i) for i in range(n)]
     visit([s.results for s in starts], [0.0] * n, list(vs), 0)
-    if not best_order:
+    if best.order is None:
         return _optimal_global_scalar(model, params, None, budget)
-    return best_order[0], model.order_cost(best_order[0])
+    return best.order, model.order_cost(best.order)
 
 
 def optimal_local(
@@ -156,18 +168,15 @@ def optimal_local(
     _check_size(model, limit)
     n = len(model.names)
     weight = model.weight(origin)
-    best: list[tuple[tuple[int, ...], float]] = []
-    bound = [float("inf") if upper is None else upper * (1 + _EPS)]
+    best = _Incumbent(upper)
 
     def visit(prefix: tuple[int, ...], state: LoopState) -> None:
         budget.check()
         total = weight * state.cost
-        if total > bound[0]:
+        if best.prunes(total):
             return
         if len(prefix) == n:
-            if not best or total < best[0][1] * (1 - _EPS):
-                best[:] = [(prefix, total)]
-                bound[0] = total * (1 + _EPS)
+            best.offer(prefix, total)
             return
         rest = [j for j in range(n) if not state.placed >> j & 1]
         if connected:
@@ -178,10 +187,9 @@ def optimal_local(
     firsts = range(n) if model.lazy else [origin]
     for first in firsts:
         visit((first,), model.start(origin, first))
-    if not best:  # `upper` was below every order searched: search again without it
+    if best.order is None:  # `upper` was below every order searched: search again without it
         return optimal_local(model, origin, connected=connected, limit=limit, budget=budget)
-    order, _ = best[0]
-    return order, model.origin_cost(origin, order)
+    return best.order, model.origin_cost(origin, best.order)
 
 
 def all_global_costs(model: CostModel, *, limit: int = MAX_EXHAUSTIVE) -> list[tuple[tuple[int, ...], float]]:
