@@ -1,7 +1,8 @@
 """Scaling curve: input records/s and lag for 1-4 joiner workers, on one Redis and on a Redis Cluster.
 
-For each Redis (the embedded single Redis; the embedded Redis Cluster of 3 primaries and 3 replicas)
-and each worker count (1 to `--max-workers`), on a fresh embedded broker:
+For each Redis (the embedded single Redis; the embedded Redis Cluster of 3 primaries and 3 replicas,
+commits not waiting for a replica) and each worker count (1 to `--max-workers`), on a fresh embedded
+broker, the same workers run two queries one after the other:
 
 1. **Throughput**: `--records` records of `bench/joiner_throughput.py`'s workload (3-way equi-join,
    4 partitions, 1.33 results per input record) are produced first; the workers drain the backlog
@@ -30,6 +31,7 @@ import json
 import os
 import platform
 import signal
+import statistics
 import sys
 import tempfile
 import time
@@ -44,11 +46,14 @@ from bench.joiner_throughput import (
     PARTITIONS,
     STREAMS,
     expected_results,
-    latency,
+    flush_records,
     output_count,
     preload,
+    producer,
     query_json,
+    record,
     register,
+    result_ts,
     start_workers,
     stop_workers,
     wait_running,
@@ -57,6 +62,7 @@ from bench.joiner_throughput import (
 from streamjoin.dev.process import ManagedProcess
 from streamjoin.dev.redis_cluster import EmbeddedRedisCluster
 from streamjoin.dev.stack import EmbeddedStack
+from streamjoin.registry import RegistryStore
 from streamjoin.topics import TopicSpec, create_topics
 
 RESULTS = Path(__file__).with_name("results")
@@ -75,52 +81,118 @@ def load() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
-async def drain(target: Target, workdir: Path, workers: int, n: int) -> dict[str, Any]:
-    """Produce `n` records, then time `workers` workers draining them; return the figures."""
-    u = uuid.uuid4().hex[:6]
+def _topics(target: Target, u: str) -> tuple[dict[str, str], str]:
     topics = {s: f"scale.{s}.{u}" for s in STREAMS}
     output = f"scale.out.{u}"
-    specs = [TopicSpec(t, "internal", PARTITIONS) for t in [*topics.values(), output]]
-    create_topics(target.bootstrap, specs)
+    create_topics(
+        target.bootstrap, [TopicSpec(t, "internal", PARTITIONS) for t in [*topics.values(), output]]
+    )
+    return topics, output
+
+
+async def drain(target: Target, prefix: str, n: int) -> dict[str, Any]:
+    """Produce `n` records, register a query reading them from `earliest`, time the workers draining them."""
+    u = uuid.uuid4().hex[:6]
+    topics, output = _topics(target, u)
     await asyncio.to_thread(preload, target.bootstrap, topics, n)
-    prefix = f"scale{u}:"
-    procs: list[ManagedProcess] = start_workers(target, workdir, workers, prefix, f"scale-{u}", [])
+    await register(target.redis_url, prefix, query_json(f"sc{u}", topics, output, "earliest"))
+    started = await wait_running(target.redis_url, prefix, f"sc{u}")
+    want = expected_results(n)
+    consumer = AIOKafkaConsumer(bootstrap_servers=target.bootstrap)
+    await consumer.start()
     try:
-        await register(target.redis_url, prefix, query_json(f"sc{u}", topics, output, "earliest"))
-        started = await wait_running(target.redis_url, prefix, f"sc{u}")
-        want = expected_results(n)
-        consumer = AIOKafkaConsumer(bootstrap_servers=target.bootstrap)
-        await consumer.start()
-        try:
-            while (got := await output_count(consumer, output)) < want:
-                if time.monotonic() - started > 300:
-                    raise TimeoutError(f"only {got} of {want} results")
-                await asyncio.sleep(0.1)
-            elapsed = time.monotonic() - started
-        finally:
-            await consumer.stop()
+        while (got := await output_count(consumer, output)) < want:
+            if time.monotonic() - started > 300:
+                raise TimeoutError(f"only {got} of {want} results")
+            await asyncio.sleep(0.1)
+        elapsed = time.monotonic() - started
     finally:
-        stop_workers(procs)
+        await consumer.stop()
+    async with RegistryStore(target.redis_url, prefix=prefix) as registry:  # the lag query's streams
+        await registry.delete_query(f"sc{u}")  # are named alike, on other topics
+        for stream in STREAMS:
+            await registry.delete_stream(stream)
     return {"records": n, "seconds": round(elapsed, 2), "input_per_s": round(n / elapsed)}
 
 
+async def lag(target: Target, prefix: str, rate: float, seconds: float) -> dict[str, Any]:
+    """Produce at `rate` records/s for `seconds` (`ts` = produce time) into a fresh query at `latest`;
+    return how long after its youngest input each result reached the output topic."""
+    u = uuid.uuid4().hex[:6]
+    topics, output = _topics(target, u)
+    await register(target.redis_url, prefix, query_json(f"lag{u}", topics, output, "latest"))
+    await wait_running(target.redis_url, prefix, f"lag{u}")
+    consumer = AIOKafkaConsumer(
+        output, bootstrap_servers=target.bootstrap, auto_offset_reset="earliest", fetch_max_wait_ms=5
+    )
+    await consumer.start()
+    sent: list[int] = []
+
+    def paced() -> None:
+        p = producer(target.bootstrap, 20)
+        # An idempotent producer holds its first records until it has a producer id (about 1 s on
+        # the embedded broker): that start-up belongs to the benchmark, not to the workers.
+        p.produce(f"scale.warmup.{u}", b"{}")
+        p.flush(30)
+        start, i, total = time.monotonic(), 0, int(rate * seconds)
+        while i < total:  # every millisecond, the records that are due
+            due = min(int((time.monotonic() - start) * rate) + 1, total)
+            now_ms = int(time.time() * 1000)
+            while i < due:
+                stream, part, value = record(i, now_ms)
+                p.produce(topics[stream], value, partition=part)
+                i += 1
+            p.poll(0)
+            time.sleep(0.001)
+        flush_records(p, topics, int(time.time() * 1000) + 10**9)
+        p.flush(30)
+        sent.append(i)
+
+    thread = asyncio.create_task(asyncio.to_thread(paced))
+    samples: list[tuple[float, float]] = []  # (produce time, lag) per result
+    deadline = time.monotonic() + seconds + 120
+    try:
+        while not (thread.done() and len(samples) >= expected_results(sent[0])):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"only {len(samples)} results")
+            for msgs in (await consumer.getmany(timeout_ms=100)).values():
+                now_ms = time.time() * 1000
+                samples += [(ts, now_ms - ts) for ts in map(result_ts, (m.value for m in msgs))]
+        await thread
+    finally:
+        await consumer.stop()
+    lags = sorted(x for _, x in samples)
+    q = statistics.quantiles(lags, n=100)
+    first = min(t for t, _ in samples)
+    by_second: dict[int, list[float]] = {}
+    for t, x in samples:
+        by_second.setdefault(int((t - first) // 1000), []).append(x)
+    return {
+        "rate": rate,
+        "seconds": seconds,
+        "results": len(samples),
+        "p50_ms": round(q[49]),
+        "p99_ms": round(q[98]),
+        "max_ms": round(lags[-1]),
+        "p99_ms_by_second": [round(statistics.quantiles(v, n=100)[98]) if len(v) > 100 else round(max(v))
+                             for _, v in sorted(by_second.items())],
+    }  # fmt: skip
+
+
 async def measure(target: Target, workdir: Path, workers: int, args: argparse.Namespace) -> dict[str, Any]:
-    """Run the throughput and the lag measurement for one configuration."""
+    """Start `workers` workers; measure the throughput, then the lag, with the same workers."""
     load_before = load()
-    throughput = await drain(target, workdir, workers, args.records)
-    lag = await latency(target, workdir, workers, args.rate, args.seconds, 20, [])
+    prefix = f"scale{uuid.uuid4().hex[:6]}:"
+    procs: list[ManagedProcess] = start_workers(target, workdir, workers, prefix, prefix[:-1], [])
+    try:
+        throughput = await drain(target, prefix, args.records)
+        lagging = await lag(target, prefix, args.rate, args.seconds)
+    finally:
+        stop_workers(procs)
     return {
         "workers": workers,
         "throughput": throughput,
-        "lag": {
-            "rate": args.rate,
-            "seconds": args.seconds,
-            "results": lag["results"],
-            "p50_ms": round(lag["p50_ms"]),
-            "p99_ms": round(lag["p99_ms"]),
-            "max_ms": round(lag["max_ms"]),
-            "p99_ms_by_second": lag["p99_ms_by_second"],
-        },
+        "lag": lagging,
         "load_before": load_before,
         "load_after": load(),
     }
