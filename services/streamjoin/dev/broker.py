@@ -60,7 +60,7 @@ def find_tansu() -> str:
 
 
 class EmbeddedBroker(ProcessService):
-    """A memory-only Tansu broker listening (and advertising itself) on 127.0.0.1:PORT."""
+    """A memory-only Tansu broker listening (and advertising itself) on 127.0.0.1:PORT (or `host`)."""
 
     name = "broker"
 

@@ -52,7 +52,7 @@ class RedisTls:
 
 
 class EmbeddedRedis(ProcessService):
-    """A memory-only `redis-server` bound to 127.0.0.1 on a free port."""
+    """A memory-only `redis-server` bound to 127.0.0.1 (or `host`) on a free port."""
 
     name = "redis"
 
