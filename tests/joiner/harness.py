@@ -295,11 +295,13 @@ class JoinerProcess:
         prefix: str,
         name: str = "joiner",
         extra: Sequence[str] = (),
+        launcher: Sequence[str] = (),
     ) -> None:
+        """`launcher`: an argv prefix running the worker elsewhere (`ip netns exec NS`, see dev.netns)."""
         self.name = name
         self.group = group
         self.argv = [
-            sys.executable, "-c", "from streamjoin.cli.main import main; main()", "joiner",
+            *launcher, sys.executable, "-c", "from streamjoin.cli.main import main; main()", "joiner",
             "--bootstrap", bootstrap, "--redis-url", redis_url, "--group", group, "--prefix", prefix,
             "--session-timeout-ms", "6000", "--idle-timeout-ms", "60000", *extra,
         ]  # fmt: skip

@@ -90,6 +90,8 @@ app.kubernetes.io/component: {{ .component }}
 {{- define "streamjoin.redisBaseUrl" -}}
 {{- if .Values.redisInCluster.enabled }}
 {{- printf "redis://%s-master:6379/0" (include "streamjoin.dependencyFullname" (dict "ctx" . "name" .Values.redisInCluster.nameOverride)) }}
+{{- else if .Values.redisCluster.enabled }}
+{{- include "streamjoin.redisClusterUrl" . }}
 {{- else if .Values.redis.url }}
 {{- .Values.redis.url }}
 {{- else }}
@@ -102,6 +104,8 @@ In-cluster: the Bitnami chart's own Secret; else the inline password's; else red
 {{- define "streamjoin.redisPasswordSecret" -}}
 {{- if .Values.redisInCluster.enabled }}
 {{- include "streamjoin.dependencyFullname" (dict "ctx" . "name" .Values.redisInCluster.nameOverride) }}
+{{- else if .Values.redisCluster.enabled }}
+{{- default (include "streamjoin.redisClusterName" .) .Values.redisCluster.existingSecret }}
 {{- else if .Values.redis.password }}
 {{- printf "%s-redis" (include "streamjoin.fullname" .) }}
 {{- else if .Values.redis.existingSecret }}
@@ -112,15 +116,16 @@ In-cluster: the Bitnami chart's own Secret; else the inline password's; else red
 {{- end }}
 
 {{- define "streamjoin.redisPasswordKey" -}}
-{{- if or .Values.redisInCluster.enabled .Values.redis.password }}redis-password{{ else }}{{ .Values.redis.existingSecretPasswordKey }}{{ end }}
+{{- if .Values.redisCluster.enabled }}{{ ternary .Values.redisCluster.existingSecretPasswordKey "redis-password" (not (empty .Values.redisCluster.existingSecret)) }}
+{{- else if or .Values.redisInCluster.enabled .Values.redis.password }}redis-password{{ else }}{{ .Values.redis.existingSecretPasswordKey }}{{ end }}
 {{- end }}
 
 {{/* The Redis URL as a container env value; $(STREAMJOIN_REDIS_PASSWORD) is expanded by the kubelet. */}}
 {{- define "streamjoin.redisUrl" -}}
 {{- $u := urlParse (include "streamjoin.redisBaseUrl" .) }}
 {{- $scheme := $u.scheme }}
-{{- if and .Values.redis.tls.enabled (eq $scheme "redis") }}
-{{- $scheme = "rediss" }}
+{{- if and .Values.redis.tls.enabled (hasPrefix "redis" $scheme) (not (hasPrefix "rediss" $scheme)) }}
+{{- $scheme = replace "redis" "rediss" $scheme }}
 {{- end }}
 {{- if include "streamjoin.redisPasswordSecret" . }}
 {{- printf "%s://%s:$(STREAMJOIN_REDIS_PASSWORD)@%s%s" $scheme (default "" .Values.redis.username) $u.host $u.path }}
@@ -181,9 +186,9 @@ Secrets. Pass (dict "ctx" $ "token" true) to also mount the API token.
 - name: STREAMJOIN_REDIS_CLUSTER
   value: "true"
 {{- end }}
-{{- if $ctx.Values.redis.commitReplicas }}
+{{- with ternary $ctx.Values.redisCluster.commitReplicas $ctx.Values.redis.commitReplicas $ctx.Values.redisCluster.enabled }}
 - name: STREAMJOIN_REDIS_COMMIT_REPLICAS
-  value: {{ $ctx.Values.redis.commitReplicas | quote }}
+  value: {{ . | quote }}
 {{- end }}
 {{- if .token }}
 - name: STREAMJOIN_API_TOKEN

@@ -12,7 +12,7 @@ True
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from streamjoin.dev.ports import LOOPBACK, port_accepts
@@ -60,22 +60,28 @@ def find_tansu() -> str:
 
 
 class EmbeddedBroker(ProcessService):
-    """A memory-only Tansu broker listening (and advertising itself) on 127.0.0.1:PORT."""
+    """A memory-only Tansu broker listening (and advertising itself) on 127.0.0.1:PORT (or `host`)."""
 
     name = "broker"
 
-    def __init__(self, *, ready_timeout_ms: int = 30_000) -> None:
+    def __init__(
+        self, *, ready_timeout_ms: int = 30_000, host: str = LOOPBACK, launcher: Sequence[str] = ()
+    ) -> None:
         """Describe the broker; nothing runs until `start`.
 
         Args:
             ready_timeout_ms: how long `start` waits for a metadata request to succeed.
+            host: the address it listens on and advertises (loopback unless another host is simulated).
+            launcher: an argv prefix that runs it elsewhere, e.g. `ip netns exec NS` (see `dev.netns`).
         """
         super().__init__(ready_timeout_ms=ready_timeout_ms)
+        self._host = host
+        self._launcher = tuple(launcher)
 
     @property
     def bootstrap(self) -> str | None:
-        """`127.0.0.1:PORT` once started."""
-        return f"{LOOPBACK}:{self.port}" if self.port is not None else None
+        """`HOST:PORT` (`127.0.0.1:PORT` by default) once started."""
+        return f"{self._host}:{self.port}" if self.port is not None else None
 
     def endpoints(self) -> Mapping[str, str]:
         """Where clients reach the broker."""
@@ -87,8 +93,9 @@ class EmbeddedBroker(ProcessService):
         env = {key: value for key, value in os.environ.items() if key not in _TANSU_ENV}
 
         def argv(port: int) -> list[str]:
-            url = f"tcp://{LOOPBACK}:{port}"
+            url = f"tcp://{self._host}:{port}"
             return [
+                *self._launcher,
                 binary,
                 "broker",
                 "--listener-url", url,
@@ -100,7 +107,7 @@ class EmbeddedBroker(ProcessService):
         self._process, self.port, self.ready_ms = start_on_free_port(
             self.name,
             argv,
-            _MetadataProbe,
+            lambda port: _MetadataProbe(port, self._host),
             log_path=workdir / "broker.log",
             env=env,
             attempts=_PORT_ATTEMPTS,
@@ -111,13 +118,14 @@ class EmbeddedBroker(ProcessService):
 class _MetadataProbe:
     """Ready when the port accepts connections and a Kafka metadata request lists a broker."""
 
-    def __init__(self, port: int) -> None:
+    def __init__(self, port: int, host: str = LOOPBACK) -> None:
         self._port = port
+        self._host = host
         self._admin: Admin | None = None
 
     def __call__(self) -> bool:
-        if not port_accepts(self._port):
+        if not port_accepts(self._port, host=self._host):
             return False
         if self._admin is None:
-            self._admin = Admin(f"{LOOPBACK}:{self._port}")
+            self._admin = Admin(f"{self._host}:{self._port}")
         return self._admin.broker_count(timeout_ms=2_000) > 0

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 import ssl
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -52,12 +52,18 @@ class RedisTls:
 
 
 class EmbeddedRedis(ProcessService):
-    """A memory-only `redis-server` bound to 127.0.0.1 on a free port."""
+    """A memory-only `redis-server` bound to 127.0.0.1 (or `host`) on a free port."""
 
     name = "redis"
 
     def __init__(
-        self, *, appendonly: bool = False, ready_timeout_ms: int = 30_000, tls: RedisTls | None = None
+        self,
+        *,
+        appendonly: bool = False,
+        ready_timeout_ms: int = 30_000,
+        tls: RedisTls | None = None,
+        host: str = LOOPBACK,
+        launcher: Sequence[str] = (),
     ) -> None:
         """Describe the server; nothing runs until `start`.
 
@@ -65,16 +71,21 @@ class EmbeddedRedis(ProcessService):
             appendonly: turn on the append-only file (in the work directory); off by default.
             ready_timeout_ms: how long `start` waits for PING to answer.
             tls: serve TLS only, with this certificate (Redis built with TLS, as Debian's is).
+            host: the address it binds (loopback unless another host is simulated; any other address
+                turns protected mode off, since clients then come from other hosts by design).
+            launcher: an argv prefix that runs it elsewhere, e.g. `ip netns exec NS` (see `dev.netns`).
         """
         self._appendonly = appendonly
         super().__init__(ready_timeout_ms=ready_timeout_ms)
         self._tls = tls
+        self._host = host
+        self._launcher = tuple(launcher)
 
     @property
     def url(self) -> str | None:
-        """`redis://127.0.0.1:PORT/0` (`rediss://` with TLS) once started."""
+        """`redis://HOST:PORT/0` (`rediss://` with TLS; HOST 127.0.0.1 by default) once started."""
         scheme = "rediss" if self._tls is not None else "redis"
-        return f"{scheme}://{LOOPBACK}:{self.port}/0" if self.port is not None else None
+        return f"{scheme}://{self._host}:{self.port}/0" if self.port is not None else None
 
     def endpoints(self) -> Mapping[str, str]:
         """Where clients reach the server."""
@@ -100,10 +111,11 @@ class EmbeddedRedis(ProcessService):
                     "--tls-auth-clients", "no",
                 ]  # fmt: skip
             return [
+                *self._launcher,
                 binary,
                 *listen,
-                "--bind", LOOPBACK,
-                "--protected-mode", "yes",
+                "--bind", self._host,
+                "--protected-mode", "yes" if self._host == LOOPBACK else "no",
                 "--save", "",
                 "--appendonly", "yes" if self._appendonly else "no",
                 "--dir", str(data_dir),
@@ -115,7 +127,7 @@ class EmbeddedRedis(ProcessService):
         self._process, self.port, self.ready_ms = start_on_free_port(
             self.name,
             argv,
-            lambda port: partial(_pong, port, tls),
+            lambda port: partial(_pong, port, tls, self._host),
             log_path=workdir / "redis.log",
             cwd=data_dir,
             attempts=_PORT_ATTEMPTS,
@@ -123,7 +135,7 @@ class EmbeddedRedis(ProcessService):
         )
 
 
-def _pong(port: int, tls: RedisTls | None = None) -> bool:
+def _pong(port: int, tls: RedisTls | None = None, host: str = LOOPBACK) -> bool:
     context = ssl.create_default_context(cafile=str(tls.ca_file)) if tls is not None else None
-    with RespConnection(LOOPBACK, port, timeout_ms=500, ssl_context=context) as conn:
+    with RespConnection(host, port, timeout_ms=500, ssl_context=context) as conn:
         return conn.call("PING") == b"PONG"
