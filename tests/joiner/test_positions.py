@@ -128,6 +128,10 @@ def test_published_ids_drop_each_record_once() -> None:
     assert [r.value for r in kept.results] == [results[1].value, results[2].value]
     assert kept.commit.outbox["results"] == [encode_record(results[1]), encode_record(results[2])]
     assert kept.dead == [] and kept.commit.outbox["dead"] == []
+    # the commit of that batch failed: the next attempt produces the same records again
+    seen.undo()
+    assert len(seen.filter(built).results) == 2
+    seen.confirm()
     assert len(seen) == 0
 
 

@@ -253,14 +253,18 @@ class PositionKeeper:
         self._offsets = dict(checkpoint.offsets)
         self._scalars = checkpoint.scalars or {}
         self._counters = dict(checkpoint.counters)
+        if self.skip is not None:  # what an attempt that failed dropped is not published yet
+            self.skip.undo()
         self._marked_batch = -1  # the first tick writes one: a new query is marked at once
 
     def batch(self, built: BuiltBatch) -> BuiltBatch:
         """Return the batch about to be committed, without what `skip` holds, and follow its state
         (if the commit fails the attempt ends, and the next one `reset`s the keeper)."""
         if self.skip is not None:
-            built = self.skip.filter(built)
-            if not self.skip:
+            self.skip.confirm()  # a batch is built: the previous one was committed
+            if self.skip:
+                built = self.skip.filter(built)
+            else:
                 self.skip = None
         commit, held = built.commit, self._entries
         for entry, _ in commit.added:

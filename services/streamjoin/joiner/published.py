@@ -33,19 +33,38 @@ class PublishedIds:
 
     results: set[str] = field(default_factory=set)
     dead: set[tuple[str, ...]] = field(default_factory=set)
+    taken_results: set[str] = field(default_factory=set)
+    """Ids dropped from a batch whose commit is not known to have succeeded yet (`confirm`, `undo`)."""
+    taken_dead: set[tuple[str, ...]] = field(default_factory=set)
 
     def __len__(self) -> int:
-        return len(self.results) + len(self.dead)
+        return len(self.results) + len(self.dead) + len(self.taken_results) + len(self.taken_dead)
 
     def filter(self, built: BuiltBatch) -> BuiltBatch:
-        """Return `built` without the records already published (each id is dropped once)."""
+        """Return `built` without the records already published (each id is dropped once; `undo`
+        brings back the ids of batches whose commit failed)."""
         outbox = built.commit.outbox
-        results, encoded_r = _keep(built.results, outbox.get("results", ()), result_id, self.results)
-        dead, encoded_d = _keep(built.dead, outbox.get("dead", ()), dead_letter_id, self.dead)
+        results, encoded_r = _keep(
+            built.results, outbox.get("results", ()), result_id, self.results, self.taken_results
+        )
+        dead, encoded_d = _keep(
+            built.dead, outbox.get("dead", ()), dead_letter_id, self.dead, self.taken_dead
+        )
         if len(results) == len(built.results) and len(dead) == len(built.dead):
             return built
         commit = replace(built.commit, outbox={"results": encoded_r, "dead": encoded_d})
         return replace(built, commit=commit, results=results, dead=dead)
+
+    def confirm(self) -> None:
+        """The batches filtered so far are committed: their ids are gone for good."""
+        self.taken_results.clear()
+        self.taken_dead.clear()
+
+    def undo(self) -> None:
+        """A new attempt resumes from the last commit: the ids of later batches count again."""
+        self.results |= self.taken_results
+        self.dead |= self.taken_dead
+        self.confirm()
 
 
 def _keep(
@@ -53,6 +72,7 @@ def _keep(
     encoded: Sequence[bytes],
     key_of: Callable[[OutboxRecord], _K | None],
     seen: set[_K],
+    taken: set[_K],
 ) -> tuple[list[OutboxRecord], list[bytes]]:
     kept: list[OutboxRecord] = []
     kept_encoded: list[bytes] = []
@@ -60,6 +80,7 @@ def _keep(
         key = key_of(record) if seen else None
         if key is not None and key in seen:
             seen.discard(key)
+            taken.add(key)
             continue
         kept.append(record)
         kept_encoded.append(raw)
