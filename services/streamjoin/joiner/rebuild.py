@@ -69,6 +69,9 @@ async def recover(keeper: PositionKeeper, builder: BatchBuilder, checkpoint: Che
             await _read_published(consumer, tp, start, ends[tp], q, p, name, exclusive, prefix, published)
     finally:
         await consumer.stop()
+    # Before the commits: if one applies but its answer is lost, the next attempt resumes from the
+    # rebuilt state (no rebuild again) and must still skip what was published after the marker.
+    keeper.skip = published if published else None
     counters = dict(marker.counters)
     if checkpoint.positioned:  # rolled back: first release what the old state holds, drop its outbox
         checkpoint.batch += 1
@@ -103,7 +106,6 @@ async def recover(keeper: PositionKeeper, builder: BatchBuilder, checkpoint: Che
         "%d records published after the marker will not be published again",
         q, p, len(entries), marker.batch, time.monotonic() - started, reread, len(published),
     )  # fmt: skip
-    keeper.skip = published if published else None
 
 
 def _release_all(checkpoint: Checkpoint, topics: tuple[str, ...]) -> CommitBatch:
