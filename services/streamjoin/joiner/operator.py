@@ -377,11 +377,11 @@ class PartitionOperator:
         if inflight:
             await asyncio.wait([f for _, _, f, _ in inflight], timeout=cfg.stop_timeout_ms / 1000)
             trims = self._collect_acks(inflight, trims)
-        if self._positions is not None and not inflight:
-            await self._positions.final(batch_no)
         if trims:
             with contextlib.suppress(StateUnavailableError, FencedError):
                 await self._store.trim(q, p, epoch, trims)
+        if self._positions is not None and not inflight:
+            await self._positions.final(batch_no)
 
     def _collect_acks(
         self, inflight: deque[tuple[str, int, asyncio.Future[int], int]], trims: list[Trim]
