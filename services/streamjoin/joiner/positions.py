@@ -76,6 +76,8 @@ class Marker:
     counters: dict[str, int]
     entries: list[tuple[int, int, str]] = field(default_factory=list)
     """Each held entry: (input, offset, its Redis header `ts|size|passes|seq`)."""
+    at: float = 0.0
+    """Unix time the marker was made: everything published after it was produced later."""
 
     def to_bytes(self) -> bytes:
         """Return the zlib-compressed JSON form (entry offsets are near-sequential: they compress well)."""
@@ -88,6 +90,7 @@ class Marker:
             "scalars": self.scalars,
             "counters": self.counters,
             "entries": [list(e) for e in self.entries],
+            "at": self.at,
         }
         return zlib.compress(json.dumps(body, separators=(",", ":")).encode(), 6)
 
@@ -105,6 +108,7 @@ class Marker:
                 scalars=dict(body["scalars"]),
                 counters={str(k): int(v) for k, v in body["counters"].items()},
                 entries=[(int(i), int(o), str(h)) for i, o, h in body["entries"]],
+                at=float(body.get("at", 0.0)),
             )
         except (zlib.error, ValueError, KeyError, TypeError) as exc:
             raise ValueError(f"not a position marker: {exc}") from None
@@ -309,6 +313,7 @@ class PositionKeeper:
             scalars=dict(self._scalars),
             counters=dict(self._counters),
             entries=[(e.input, e.offset, pack_entry(e).decode()) for e in self._entries.values()],
+            at=time.time(),
         )
 
     async def final(self, batch: int) -> None:

@@ -36,6 +36,7 @@ __all__ = ["RebuildError", "recover"]
 
 _log = logging.getLogger(__name__)
 _READ_TIMEOUT_S = 60.0
+_CLOCK_SKEW_S = 60.0
 
 
 class RebuildError(RuntimeError):
@@ -64,7 +65,7 @@ async def recover(keeper: PositionKeeper, builder: BatchBuilder, checkpoint: Che
         ends = await end_offsets(consumer, list(outs.values()))
         prefix = ResultFormatter(builder.query).prefix
         for name, tp in outs.items():
-            start = marker.outputs.get(name, 0)
+            start = await _tail_start(consumer, tp, marker.outputs.get(name, 0), marker.at, ends[tp])
             exclusive = outputs.exclusive(name)
             await _read_published(consumer, tp, start, ends[tp], q, p, name, exclusive, prefix, published)
     finally:
@@ -120,6 +121,18 @@ def _release_all(checkpoint: Checkpoint, topics: tuple[str, ...]) -> CommitBatch
         trims=trims,
         topics=topics,
     )
+
+
+async def _tail_start(consumer: Consumer, tp: TopicPartition, start: int, at: float, end: int) -> int:
+    """Return where to read what was published after a marker made at `at`: its output offset, or
+    later when the partition's time index says so. The offset alone can be far back on a partition
+    other queries share (a dead-letter topic this operator has not written to for a long time);
+    nothing produced after the marker can be older than it, less `_CLOCK_SKEW_S` between workers."""
+    if at <= 0 or start >= end:
+        return start
+    found = await consumer.offsets_for_times({tp: int((at - _CLOCK_SKEW_S) * 1000)})
+    hit = found.get(tp)
+    return max(start, hit.offset if hit is not None else end)
 
 
 async def _read_entries(
