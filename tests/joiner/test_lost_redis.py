@@ -37,7 +37,7 @@ from streamjoin.query import parse_query
 from streamjoin.registry import QueryRecord, RegistryStore, StreamRecord
 from streamjoin.registry.durable import KafkaRegistryLog
 
-pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]
+pytestmark = [pytest.mark.timeout(600), pytest.mark.slow]
 
 _REBUILT = re.compile(
     r"rebuilt (\d+) entries .* in ([0-9.]+) s \((\d+) input records re-read\); (\d+) records"
@@ -126,8 +126,10 @@ def _report(logs: str, recovered: float) -> list[tuple[str, ...]]:
 def _compare(want: Counter[str], records: list[Any], logs: str) -> None:
     got = Counter(json.loads(r.value)["id"] for r in records)
     dups = sum(n - 1 for n in got.values() if n > 1)
+    missing = sorted((want - got).elements())[:10]
     assert got == want, (
-        f"missing {sum((want - got).values())}, extra {sum((got - want).values())}, duplicates {dups}\n{logs}"
+        f"missing {sum((want - got).values())} (e.g. {missing}), extra {sum((got - want).values())}, "
+        f"duplicates {dups}\n{logs}"
     )
 
 
