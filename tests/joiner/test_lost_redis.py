@@ -101,7 +101,7 @@ def _run(
         assert producer.error is None and not producer.is_alive()
         want = expected_ids(w.query, producer.events)
         records = await consume_output(
-            kafka_broker, s.output, want=sum(want.values()), timeout_s=120, quiet_s=4
+            kafka_broker, s.output, want=sum(want.values()), timeout_s=240, quiet_s=4
         )
         log.close()
         return want, records, recovered
