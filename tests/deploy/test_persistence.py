@@ -40,3 +40,9 @@ def test_the_registry_log_is_a_declared_compacted_topic() -> None:
     topics = {t["name"]: t for t in json.loads((REPO_ROOT / "topics" / "topics.json").read_text())["topics"]}
     registry = topics["streamjoin.registry"]
     assert registry["config"]["cleanup.policy"] == "compact" and registry["partitions"] == 1
+
+
+def test_the_joiners_progress_markers_are_a_declared_compacted_topic() -> None:
+    topics = {t["name"]: t for t in json.loads((REPO_ROOT / "topics" / "topics.json").read_text())["topics"]}
+    positions = topics["streamjoin.positions"]
+    assert positions["config"]["cleanup.policy"] == "compact" and positions["partitions"] == 1

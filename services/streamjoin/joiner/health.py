@@ -43,6 +43,13 @@ class Health:
         if self._problems.pop(component, None) is not None:
             _log.info("%s recovered", component)
 
+    def set(self, component: str, problem: str | None) -> None:
+        """Record `component`'s `problem`, or clear it when None."""
+        if problem is None:
+            self.ok(component)
+        else:
+            self.fail(component, problem)
+
     def problems(self) -> dict[str, str]:
         """Return the failing components and why."""
         return dict(self._problems)

@@ -29,7 +29,9 @@ from streamjoin.joiner.kafka_io import fetch_evenly, highest_published
 from streamjoin.joiner.operator_config import OperatorConfig, OutputTopics
 from streamjoin.joiner.operator_stats import OperatorCounters
 from streamjoin.joiner.outbox import decode_record
+from streamjoin.joiner.positions import PositionKeeper
 from streamjoin.joiner.publisher import Publisher, PublishError
+from streamjoin.joiner.rebuild import recover
 from streamjoin.kafka import (
     Consumer,
     ConsumerError,
@@ -73,6 +75,7 @@ class PartitionOperator:
         health: Health,
         config: OperatorConfig,
         on_status: StatusCallback,
+        positions: PositionKeeper | None = None,
     ) -> None:
         query = factory.query
         self.query = query
@@ -86,6 +89,7 @@ class PartitionOperator:
         self._health = health
         self._config = config
         self._on_status = on_status
+        self._positions = positions  # progress markers: lost Redis state is rebuilt (rebuild.py)
         self._builder = BatchBuilder(
             query,
             partition,
@@ -198,6 +202,8 @@ class PartitionOperator:
             checkpoint.batch,
             len(checkpoint.entries),
         )
+        if self._positions is not None:  # Redis lost (or rolled back) what the marker has: rebuild it
+            await recover(self._positions, self._builder, checkpoint)
         operator = self._factory.build(p, journal=True)
         engine = operator.engine
         if checkpoint.scalars is not None:
@@ -233,6 +239,8 @@ class PartitionOperator:
                     ),
                 )
                 checkpoint.output_start = {n: ends[tp] for n, tp in outs.items()}
+            if self._positions is not None:
+                self._positions.reset(checkpoint)
             trims = await self._recover_outboxes(consumer, checkpoint)
             self._health.ok(self._component)
             self._report("running")
@@ -314,6 +322,8 @@ class PartitionOperator:
         fence = functools.partial(self._store.check_owner, q, p, epoch)  # zombie fencing
         while True:
             trims = self._collect_acks(inflight, trims)
+            if self._positions is not None:  # a progress marker, once what is in flight is acknowledged
+                await self._positions.tick(batch_no, [f for _, _, f, _ in inflight])
             if self._stopping.is_set():
                 break
             if self.paused:
@@ -333,6 +343,8 @@ class PartitionOperator:
                 last_arrival=idle_tracker.last_arrival,
                 now=now,
             )
+            if self._positions is not None:
+                built = self._positions.batch(built)
             await self._store.commit(q, p, epoch, built.commit)
             batch_no += 1
             trims = []
@@ -368,6 +380,8 @@ class PartitionOperator:
         if trims:
             with contextlib.suppress(StateUnavailableError, FencedError):
                 await self._store.trim(q, p, epoch, trims)
+        if self._positions is not None and not inflight:
+            await self._positions.final(batch_no)
 
     def _collect_acks(
         self, inflight: deque[tuple[str, int, asyncio.Future[int], int]], trims: list[Trim]
@@ -378,5 +392,7 @@ class PartitionOperator:
             name, seq, future, count = inflight.popleft()
             offset = future.result()  # raises PublishError: the attempt ends, recovery re-publishes
             latest[name] = Trim(name, seq, offset)
+            if self._positions is not None:
+                self._positions.published(name, offset)
             self.stats.published[name] += count
         return list(latest.values())

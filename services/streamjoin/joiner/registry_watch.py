@@ -31,12 +31,18 @@ class QuerySpec:
     paused: bool
     fingerprint: str
     """The effective definition's JSON form: a change means the operators must be rebuilt."""
+    incarnation: str = ""
+    """`<created_at>:<revision>` of the registry record: a query deleted and registered again under
+    its name, or redefined, is another incarnation (its progress markers are not this one's)."""
 
     @classmethod
     def of(cls, record: QueryRecord) -> QuerySpec:
         """Return what runs of `record`; raise `QueryError` if its controls do not fit the query."""
         query = record.effective()
-        return cls(record.name, query, record.revision, record.controls.paused, dumps(dump_query(query)))
+        incarnation = f"{record.created_at!r}:{record.revision}"
+        return cls(
+            record.name, query, record.revision, record.controls.paused, dumps(dump_query(query)), incarnation
+        )
 
     @property
     def topics(self) -> tuple[str, ...]:

@@ -25,7 +25,9 @@ from streamjoin.joiner.health import Health, serve_readiness
 from streamjoin.joiner.operator import OutputTopics, PartitionOperator
 from streamjoin.joiner.operator_stats import window_stats
 from streamjoin.joiner.planning import QueryFactories
+from streamjoin.joiner.positions import PositionLog
 from streamjoin.joiner.publisher import Publisher
+from streamjoin.joiner.registry_epoch import RegistryEpoch
 from streamjoin.joiner.registry_watch import QuerySpec, specs_from_snapshot
 from streamjoin.joiner.status import StatusReporter
 from streamjoin.joiner.tasks import every, retry_until_stopped
@@ -55,6 +57,8 @@ class JoinerWorker:
         self._registry = RegistryStore.from_settings(settings, prefix=config.prefix)
         self._store = RedisStateStore.from_settings(settings, prefix=config.prefix)
         self._publisher: Publisher | None = None
+        self._positions = PositionLog(self._kafka, prefix=config.prefix)  # lost state vs new query
+        self._epoch = RegistryEpoch()
         self._app: Any = None
         self._meta: Consumer | None = None
         # Faust wants a data directory; nothing is kept there, so a private one that goes with us.
@@ -137,6 +141,7 @@ class JoinerWorker:
         if self._app is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._app.stop(), self.config.shutdown_timeout_ms / 2000)
+        await asyncio.to_thread(self._positions.close)
         if self._publisher is not None:
             await asyncio.to_thread(self._publisher.close, 2_000)
         if self._meta is not None:
@@ -167,12 +172,12 @@ class JoinerWorker:
         while True:
             try:
                 async for version in self._registry.watch():
-                    self.health.ok("registry")
-                    if version != self._version or not self._outputs:
+                    if version != self._version or not self._outputs or self._epoch.problem:
                         snapshot = await self._registry.snapshot()
                         await self._apply(snapshot)
                     else:
                         await self._reconcile()
+                    self.health.set("registry", self._epoch.problem)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
@@ -180,11 +185,16 @@ class JoinerWorker:
                 await asyncio.sleep(1.0)
 
     async def _apply(self, snapshot: Any) -> None:
+        if (admitted := self._epoch.admit(snapshot, running=bool(self._specs))) == "hold":
+            return  # an empty Redis is not "every query deleted" (docs/registry.md)
         specs, problems = specs_from_snapshot(snapshot)
         async with self._lock:
+            if admitted == "replaced":  # Redis was replaced: every operator re-claims and checks its state
+                await self._stop_ops(list(self._ops), released="Redis was replaced")
             old = self._specs
             self._specs, self._version = specs, snapshot.version
             for name in set(old) - set(specs):
+                await self._positions.forget(name, range(self._partitions.get(name, 0)))
                 await self._forget(name)
                 self._factories.drop(name)
                 dropped = await self._store.drop_query(name)
@@ -305,6 +315,7 @@ class JoinerWorker:
             health=self.health,
             config=self.config.operator,
             on_status=self._on_status,
+            positions=self._positions.keeper(*key, spec.incarnation, self._store, self._outputs[key[0]]),
         )
         op.paused = spec.paused
         self._ops[key] = op

@@ -127,7 +127,10 @@ class RedisStateStore:
         async def run() -> list[Any]:
             async with self._redis.pipeline(transaction=True) as pipe:
                 # EVALSHA by name: a cluster's pipeline runs no `Script` objects (NOSCRIPT: see below).
-                pipe.execute_command("EVALSHA", self._claim.sha, 2, k.meta, k.epochs, owner, str(time.time()))
+                now = time.time()  # the epoch counter of a Redis that lost it restarts at the clock (ms)
+                pipe.execute_command(
+                    "EVALSHA", self._claim.sha, 2, k.meta, k.epochs, owner, str(now), int(now * 1000)
+                )
                 pipe.hgetall(k.meta)
                 pipe.hgetall(k.records)
                 pipe.hgetall(k.seqs)

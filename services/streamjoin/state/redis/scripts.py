@@ -115,8 +115,11 @@ end
 # KEYS[1] meta, KEYS[2] the partition's epoch counter. Epochs come from a counter that `DROP` never
 # deletes, so a query deleted and registered again under its name never hands out an epoch that a
 # zombie of the earlier incarnation still holds (a per-query counter would restart at 1 with `meta`).
-# The `max` keeps epochs rising for state written before the counter existed.
+# The `max` keeps epochs rising for state written before the counter existed. A missing counter
+# starts at ARGV[3] (the wall clock in ms): a Redis that restarted empty lost the counter with the
+# state, and its epochs must stay above those a zombie of before the loss still holds.
 CLAIM = """
+if ARGV[3] and redis.call('EXISTS', KEYS[2]) == 0 then redis.call('SET', KEYS[2], ARGV[3]) end
 local epoch = redis.call('INCR', KEYS[2])
 local held = tonumber(redis.call('HGET', KEYS[1], 'epoch') or '0')
 if epoch <= held then

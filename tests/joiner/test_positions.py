@@ -1,0 +1,167 @@
+"""Progress markers: the decision after `claim` (new query, lost state, other incarnation), the marker's
+form, what a keeper follows, and the filter of what was published after a marker."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+import pytest
+
+from streamjoin.engine.entry import Entry
+from streamjoin.joiner.batch import BuiltBatch
+from streamjoin.joiner.operator_config import OutputTopics
+from streamjoin.joiner.outbox import OutboxRecord, encode_record
+from streamjoin.joiner.positions import Marker, PositionKeeper, PositionLog, decide
+from streamjoin.joiner.published import PublishedIds
+from streamjoin.joiner.registry_epoch import RegistryEpoch
+from streamjoin.kafka import KafkaClients
+from streamjoin.registry import RegistrySnapshot
+from streamjoin.state.base import Checkpoint, CommitBatch, FencedError, OutboxState
+from streamjoin.state.redis import RedisStateStore
+
+INC = "1700000000.5:1"
+
+
+def _marker(**changes: object) -> Marker:
+    base = {
+        "incarnation": INC,
+        "batch": 9,
+        "offsets": {"a": 40, "b": 12},
+        "outputs": {"results": 30, "dead": 2},
+        "watermark": 100.0,
+        "scalars": {"watermark": 100.0},
+        "counters": {"records_in": 52},
+        "entries": [(0, 38, "99|10|1|4"), (1, 11, "97|8|1|3")],
+    }
+    base.update(changes)
+    return Marker(**base)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("positioned", "offsets", "marker", "incarnation", "action"),
+    [
+        (False, {}, None, INC, "new"),  # a query seen for the first time
+        (False, {}, _marker(), INC, "rebuild"),  # Redis restarted empty: the marker says it ran
+        (False, {}, _marker(), "1700000000.5:2", "new"),  # redefined (PUT): a marker of the old one
+        (False, {}, _marker(), "1700000099.0:1", "new"),  # deleted and registered again
+        (True, {"a": 40, "b": 12}, _marker(), INC, "resume"),  # the usual restart
+        (True, {"a": 45, "b": 12}, _marker(), INC, "resume"),  # Redis ahead of a marker not yet written
+        (True, {"a": 39, "b": 12}, _marker(), INC, "rebuild"),  # Redis rolled back behind the marker
+        (True, {"a": 0}, _marker(), "other:1", "resume"),
+        (True, {"a": 0}, None, INC, "resume"),
+    ],
+)
+def test_decide(
+    positioned: bool, offsets: dict[str, int], marker: Marker | None, incarnation: str, action: str
+) -> None:
+    assert decide(positioned, offsets, marker, incarnation).action == action
+
+
+def test_marker_round_trip_and_garbage() -> None:
+    m = _marker(entries=[(i % 3, 1_000 + i, f"{i}|20|1|{i}") for i in range(5_000)])
+    raw = m.to_bytes()
+    assert Marker.from_bytes(raw) == m
+    assert len(raw) < 5_000 * 8  # near-sequential entries compress to a few bytes each
+    with pytest.raises(ValueError, match="not a position marker"):
+        Marker.from_bytes(b"{}")
+
+
+def _entry(i: int, off: int, ts: int) -> Entry:
+    e = Entry(i, 0, off, ts, {"k": 1}, size=9)
+    e.seq = off
+    return e
+
+
+def _store_and_outputs() -> tuple[RedisStateStore, OutputTopics]:
+    return RedisStateStore("redis://127.0.0.1:1/0"), OutputTopics("out", 1, "dead", 1, 1)
+
+
+def test_keeper_follows_commits_and_marks_only_acknowledged_state() -> None:
+    async def run() -> None:
+        store, outputs = _store_and_outputs()
+        log = PositionLog(KafkaClients("127.0.0.1:1"), prefix="p:")
+        keeper = PositionKeeper(log, "q", 0, INC, store=store, outputs=outputs)
+        first = _entry(0, 5, 50)
+        checkpoint = Checkpoint(
+            epoch=1, batch=3, offsets={"a": 6}, scalars={"watermark": 40.0}, entries=[first],
+            outboxes={"results": OutboxState(acked_offset=17), "dead": OutboxState()},
+            counters={"records_in": 6}, output_start={"results": 10, "dead": 4},
+        )  # fmt: skip
+        keeper.reset(checkpoint)
+        second, third = _entry(0, 6, 51), _entry(1, 2, 52)
+        built = BuiltBatch(
+            CommitBatch(batch=4, offsets={"a": 7, "b": 3}, scalars={"watermark": 45.0},
+                        added=[(second, b"{}"), (third, b"{}")], expired=[first], counters={"records_in": 2}),
+            [], [], 2, None,
+        )  # fmt: skip
+        assert keeper.batch(built) is built
+        keeper.published("results", 20)
+        m = keeper.marker(4)
+        assert m.offsets == {"a": 7, "b": 3} and m.watermark == 45.0
+        assert sorted(m.entries) == [(0, 6, "51|9|1|6"), (1, 2, "52|9|1|2")]
+        assert m.outputs == {"results": 21, "dead": 4} and m.counters == {"records_in": 8}
+        # a publish in flight that fails: no marker is written for that state
+        failed: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        failed.set_exception(RuntimeError("publish failed"))
+        await keeper.tick(4, [failed])
+        assert keeper._pending is None
+        await store.aclose()
+
+    asyncio.run(run())
+
+
+def _result(rid: str) -> OutboxRecord:
+    return OutboxRecord(None, b'{"query":"q","ts":1,"tuples":{},"id":"%s"}' % rid.encode())
+
+
+def test_published_ids_drop_each_record_once() -> None:
+    results = [_result("t:0:1|u:0:2"), _result("t:0:3|u:0:2"), _result("t:0:1|u:0:2")]
+    dead = [OutboxRecord(None, b"x", (("source-topic", b"t"), ("source-offset", b"7"), ("stream", b"a")))]
+    built = BuiltBatch(
+        CommitBatch(batch=2, offsets={}, scalars={}, outbox={"results": [encode_record(r) for r in results],
+                                                             "dead": [encode_record(d) for d in dead]}),
+        results, dead, 3, None,
+    )  # fmt: skip
+    seen = PublishedIds(results={"t:0:1|u:0:2"}, dead={("source", "t", "7", "a")})
+    kept = seen.filter(built)
+    assert [r.value for r in kept.results] == [results[1].value, results[2].value]
+    assert kept.commit.outbox["results"] == [encode_record(results[1]), encode_record(results[2])]
+    assert kept.dead == [] and kept.commit.outbox["dead"] == []
+    # the commit of that batch failed: the next attempt produces the same records again
+    seen.undo()
+    assert len(seen.filter(built).results) == 2
+    seen.confirm()
+    assert len(seen) == 0
+
+
+def test_registry_epoch_holds_a_lost_registry() -> None:
+    e = RegistryEpoch()
+    empty = RegistrySnapshot(version=0, streams={}, queries={})
+    assert e.admit(empty, running=False) == "apply"  # a new deployment
+    assert e.admit(empty, running=True) == "hold"  # queries running and the registry gone
+    assert e.problem is not None
+    assert e.admit(RegistrySnapshot(version=1, streams={}, queries={}, epoch="x"), running=True) == "apply"
+    assert e.admit(empty, running=False) == "hold"  # it had an epoch: lost, not new
+    assert e.admit(RegistrySnapshot(version=4, streams={}, queries={}, epoch="x"), running=True) == "apply"
+    assert e.admit(RegistrySnapshot(version=9, streams={}, queries={}, epoch="y"), running=True) == "replaced"
+    assert e.problem is None
+
+
+def test_commit_on_a_redis_that_lost_meta_is_fenced_and_epochs_stay_above(redis_server: str) -> None:
+    async def run() -> None:
+        store = RedisStateStore(redis_server, prefix=f"t{uuid.uuid4().hex[:8]}:")
+        try:
+            before = await store.claim("q", 0, "w1", ["t.a"])
+            await store.commit("q", 0, before.epoch, CommitBatch(batch=1, offsets={"t.a": 0}, scalars={}))
+            k = store.keys("q", 0)
+            await store._redis.delete(k.meta, k.epochs)  # what a Redis restarted empty holds of them
+            with pytest.raises(FencedError):  # never recreates `meta`
+                await store.commit("q", 0, before.epoch, CommitBatch(batch=2, offsets={"t.a": 5}, scalars={}))
+            assert not await store._redis.exists(k.meta)
+            after = await store.claim("q", 0, "w2", ["t.a"])
+            assert after.epoch > before.epoch and not after.positioned
+        finally:
+            await store.aclose()
+
+    asyncio.run(run())
