@@ -48,6 +48,9 @@ def dump_query(query: QueryDef) -> dict[str, Any]:
         "inputs": [
             {"stream": i.stream, "topic": i.topic, "timestamp": i.timestamp}
             | ({} if i.window is None else {"window": _window(i.window)})
+            | (
+                {} if i.key is None else {"key": i.key}
+            )  # written only when given: stored queries stay as they were
             for i in query.inputs
         ],
         "where": [[_operand(p.left), p.op, _operand(p.right)] for p in query.where],

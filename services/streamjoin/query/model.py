@@ -70,13 +70,18 @@ WindowDef: TypeAlias = RangeWindow | RowsWindow
 class InputDef:
     """One input of a query: a named stream read from a topic, with its own window.
 
-    `window` is None for an input bounded only by the query's `within` pairs.
+    `window` is None for an input bounded only by the query's `within` pairs. `key` is the field the
+    topic is partitioned by (records with equal values of it share a partition number, as Kafka's
+    default partitioner places them when producers use that value as the record key); None means
+    not keyed or unknown, and the joiner re-keys the input whenever the query needs it partitioned
+    (`streamjoin.query.partitioning`, docs/partitioning.md).
     """
 
     stream: str
     topic: str
     timestamp: str | None
     window: WindowDef | None
+    key: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

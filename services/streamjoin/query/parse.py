@@ -14,6 +14,7 @@ from typing import Any, Literal, TypeGuard, cast
 from streamjoin.query.bounds import unbounded_input
 from streamjoin.query.errors import QueryError
 from streamjoin.query.expr import parse_expr
+from streamjoin.query.graph import validate_join_graph
 from streamjoin.query.model import (
     Algorithm,
     Comparison,
@@ -38,6 +39,7 @@ __all__ = [
     "parse_expiration",
     "parse_mode",
     "parse_operand",
+    "parse_key",
     "parse_order",
     "parse_query",
     "validate_join_graph",
@@ -132,7 +134,7 @@ def _inputs(raw: object) -> tuple[InputDef, ...]:
     for i, item in enumerate(raw):
         where = f"inputs[{i}]"
         spec = _mapping(item, where)
-        unknown = set(spec) - {"stream", "topic", "timestamp", "window"}
+        unknown = set(spec) - {"stream", "topic", "timestamp", "window", "key"}
         if unknown:
             raise QueryError(where, f"unknown field(s) {sorted(unknown)}")
         stream = _name(spec.get("stream"), f"{where}.stream")
@@ -147,8 +149,19 @@ def _inputs(raw: object) -> tuple[InputDef, ...]:
             timestamp = _name(timestamp, f"{where}.timestamp")
         window = spec.get("window")  # None: bounded by `within` pairs only (checked by `_within`)
         window = None if window is None else _window(window, f"{where}.window")
-        inputs.append(InputDef(stream, topic, timestamp, window))
+        key = None if spec.get("key") is None else parse_key(spec["key"], stream, f"{where}.key")
+        inputs.append(InputDef(stream, topic, timestamp, window, key))
     return tuple(inputs)
+
+
+def parse_key(raw: object, stream: str, where: str) -> str:
+    """Return the key field of input `stream`: a plain field name, not `"stream.field"` or an expression."""
+    key = _name(raw, where)
+    if key.startswith(f"{stream}."):
+        raise QueryError(
+            where, f"must be a plain field name of the input: {key.partition('.')[2]!r}, not {key!r}"
+        )
+    return key
 
 
 def parse_operand(raw: object, streams: frozenset[str], where: str) -> Operand:
@@ -190,29 +203,6 @@ def _where(raw: object, streams: frozenset[str]) -> tuple[Predicate, ...]:
             raise QueryError(where, "must mention at least one input field")
         predicates.append(pred)
     return tuple(predicates)
-
-
-def validate_join_graph(inputs: tuple[InputDef, ...], where: tuple[Predicate, ...]) -> None:
-    """Raise a `QueryError` naming the inputs the equi-join graph does not connect."""
-    names = [i.stream for i in inputs]
-    adjacent: dict[str, set[str]] = {n: set() for n in names}
-    for p in where:
-        if p.is_join_edge:
-            a, b = sorted(p.streams)
-            adjacent[a].add(b)
-            adjacent[b].add(a)
-    reached = {names[0]}
-    frontier = [names[0]]
-    while frontier:
-        for other in adjacent[frontier.pop()] - reached:
-            reached.add(other)
-            frontier.append(other)
-    missing = [n for n in names if n not in reached]
-    if missing:
-        raise QueryError(
-            "where",
-            f"the join graph is not connected: {missing} not joined by an equality to {sorted(reached)}",
-        )
 
 
 def _mode(raw: object, where: str) -> ModeDef:
