@@ -82,9 +82,9 @@ def make_workload(
     query = {
         "name": name,
         "inputs": [
-            {"stream": "a", "topic": topics["a"], "timestamp": "ts", "window": {"range": 60}},
-            {"stream": "b", "topic": topics["b"], "timestamp": "ts", "window": {"rows": 5}},
-            {"stream": "c", "topic": topics["c"], "timestamp": "ts", "window": {"range": 40}},
+            {"stream": "a", "topic": topics["a"], "timestamp": "ts", "key": "k", "window": {"range": 60}},
+            {"stream": "b", "topic": topics["b"], "timestamp": "ts", "key": "k", "window": {"rows": 5}},
+            {"stream": "c", "topic": topics["c"], "timestamp": "ts", "key": "k", "window": {"range": 40}},
         ],
         "where": [["a.k", "=", "b.k"], ["b.k", "=", "c.k"], ["a.v", ">=", "c.v"]],
         "output": {"topic": output},

@@ -98,7 +98,7 @@ class PartitionOperator:
         )
         self._rekey = rekey
         self._value_prefix = ResultFormatter(query).prefix
-        self.stats = OperatorCounters(query)
+        self.stats = OperatorCounters(query, rekey.internal_topics if rekey is not None else None)
         self.operator: JoinOperator | None = None
         """The query's operator on this partition, rebuilt by every attempt."""
         self.paused = False

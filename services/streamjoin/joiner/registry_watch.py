@@ -31,12 +31,21 @@ class QuerySpec:
     paused: bool
     fingerprint: str
     """The effective definition's JSON form: a change means the operators must be rebuilt."""
+    created_at: float = 0.0
+    """When the query was registered (with `revision`, it tags the records of its internal topics)."""
 
     @classmethod
     def of(cls, record: QueryRecord) -> QuerySpec:
         """Return what runs of `record`; raise `QueryError` if its controls do not fit the query."""
         query = record.effective()
-        return cls(record.name, query, record.revision, record.controls.paused, dumps(dump_query(query)))
+        return cls(
+            record.name,
+            query,
+            record.revision,
+            record.controls.paused,
+            dumps(dump_query(query)),
+            record.created_at,
+        )
 
     @property
     def topics(self) -> tuple[str, ...]:

@@ -108,7 +108,9 @@ def load(raw: bytes | None) -> Any:
         return None
 
 
-def route(record: Any, attribute: str | None, partitions: int, source_partition: int) -> tuple[int, bytes | None]:
+def route(
+    record: Any, attribute: str | None, partitions: int, source_partition: int
+) -> tuple[int, bytes | None]:
     """Return (internal partition, Kafka key) of a decoded source record (`load`).
 
     By `partition_for(record[attribute], partitions)` with the value's JSON as key; with one

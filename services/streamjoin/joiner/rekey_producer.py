@@ -16,12 +16,12 @@ from typing import Any
 
 from streamjoin.kafka import DeliveryError, KafkaClients, ProducerError, new_producer
 
-__all__ = ["Delivery", "RekeyProducer"]
+__all__ = ["Delivery", "Header", "RekeyProducer"]
 
 _log = logging.getLogger(__name__)
 _LIBRDKAFKA_LOG = logging.getLogger("streamjoin.joiner.librdkafka")
 
-Header = tuple[str, bytes]
+Header = tuple[str, str | bytes | None]
 
 
 class Delivery:
@@ -59,7 +59,9 @@ class Delivery:
 class RekeyProducer:
     """Produce re-keyed records and markers; `close` flushes (bounded) and stops the poll thread."""
 
-    def __init__(self, kafka: KafkaClients, *, client_id: str, message_timeout_ms: int, linger_ms: int = 5) -> None:
+    def __init__(
+        self, kafka: KafkaClients, *, client_id: str, message_timeout_ms: int, linger_ms: int = 5
+    ) -> None:
         self._producer = new_producer(
             {
                 **kafka.librdkafka,

@@ -34,7 +34,7 @@ from streamjoin.joiner.rekey_format import (
     route,
     source_header,
 )
-from streamjoin.joiner.rekey_producer import Delivery, RekeyProducer
+from streamjoin.joiner.rekey_producer import Delivery, Header, RekeyProducer
 from streamjoin.kafka import (
     Consumer,
     ConsumerError,
@@ -203,10 +203,18 @@ class Repartitioner:
     async def _send_records(self, delivery: Delivery, records: list[Any], now: float) -> None:
         job = self.job
         send = self._producer.send
-        gen = (HEADER_GEN, job.generation)
-        read, stream, attribute, n, s = self._reader.read, job.stream, job.attribute, job.partitions, job.partition
+        gen: Header = (HEADER_GEN, job.generation)
+        read, stream, attribute, n, s = (
+            self._reader.read,
+            job.stream,
+            job.attribute,
+            job.partitions,
+            job.partition,
+        )
         maxts = self.maxts
-        horizon = self._reader.horizon(maxts if maxts is not None else -math.inf, (now - self._moved_at) * 1000)
+        horizon = self._reader.horizon(
+            maxts if maxts is not None else -math.inf, (now - self._moved_at) * 1000
+        )
         for m in records:
             raw: bytes | None = m.value
             kafka_ts: int = m.timestamp
@@ -217,7 +225,7 @@ class Repartitioner:
                     maxts = ts
                     horizon = self._reader.horizon(ts)
             partition, key = route(record, attribute, n, s)
-            headers = [gen, (HEADER_SOURCE, source_header(s, m.offset))]
+            headers: list[Header] = [gen, (HEADER_SOURCE, source_header(s, m.offset))]
             while True:
                 try:
                     send(delivery, job.internal_topic, partition, raw, key, headers, kafka_ts)
@@ -229,7 +237,7 @@ class Repartitioner:
 
     async def _send_marks(self, delivery: Delivery, ts: float) -> None:
         job = self.job
-        headers = [(HEADER_GEN, job.generation), (HEADER_MARK, mark_header(job.partition, ts))]
+        headers: list[Header] = [(HEADER_GEN, job.generation), (HEADER_MARK, mark_header(job.partition, ts))]
         now_ms = int(time.time() * 1000)
         for q in range(job.partitions):
             while True:

@@ -212,7 +212,9 @@ class RedisStateStore:
         rec_args: list[Any] = []
         # An entry of another partition (a re-keyed input's record) is named `partition.offset`.
         for entry, raw in batch.added:
-            offset_text = b"%d" % entry.offset if entry.partition == partition else record_id(entry, partition)
+            offset_text = (
+                b"%d" % entry.offset if entry.partition == partition else record_id(entry, partition)
+            )
             rec_args += (b"%d:%s" % (entry.input, offset_text), pack_entry(entry))
             t = slot[entry.input]
             add_offsets[t].append(offset_text)

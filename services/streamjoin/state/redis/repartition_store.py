@@ -61,10 +61,15 @@ class RepartitionPosition:
 class RepartitionStore:
     """Claim, commit and fence the position of each repartitioner."""
 
-    def __init__(self, url: str, *, prefix: str = "streamjoin:", timeout_ms: int = 5_000, **options: Any) -> None:
+    def __init__(
+        self, url: str, *, prefix: str = "streamjoin:", timeout_ms: int = 5_000, **options: Any
+    ) -> None:
         """Create the client (nothing connects before the first command); `options` go to `connect`."""
         self._redis = connect(
-            url, socket_timeout=timeout_ms / 1000, socket_connect_timeout=min(timeout_ms, 2_000) / 1000, **options
+            url,
+            socket_timeout=timeout_ms / 1000,
+            socket_connect_timeout=min(timeout_ms, 2_000) / 1000,
+            **options,
         )
         self.prefix = prefix
         self._claim = self._redis.register_script(CLAIM)
@@ -109,7 +114,7 @@ class RepartitionStore:
         return RepartitionPosition(
             int(epoch),
             int(position) if position is not None else None,
-            maxts.decode() if maxts is not None else None,
+            maxts.decode() if isinstance(maxts, bytes) else maxts,
         )
 
     async def commit(
