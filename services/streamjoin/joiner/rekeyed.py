@@ -122,6 +122,7 @@ class RekeyedReader:
             self.highest[(stream, int(partition))] = offset
         self._dirty: set[tuple[str, int]] = set()
         self._next: dict[str, int] = {}
+        self._marks: list[tuple[str, int, float]] = []
         self.last_arrival = {(i.stream, s): now for i in setup.inputs for s in range(i.sources)}
         self._idle: set[tuple[str, int]] = set()
         self.duplicates = 0
@@ -134,8 +135,8 @@ class RekeyedReader:
 
     def translate(self, messages: Mapping[Any, Iterable[Any]], now: float) -> dict[Any, Any]:
         """Return `messages` with each internal topic-partition's records replaced by their
-        `SourceGroup`s; markers move the engine's clock, duplicates and other incarnations' records
-        are dropped. The next offsets of the internal topics are kept for `finish`."""
+        `SourceGroup`s; duplicates and other incarnations' records are dropped. The markers and the
+        next offsets of the internal topics are kept for `finish`."""
         out: dict[Any, Any] = {}
         gen_wanted = self._generation
         highest, dirty, arrival = self.highest, self._dirty, self.last_arrival
@@ -160,11 +161,11 @@ class RekeyedReader:
                 if gen != gen_wanted:
                     continue
                 if src is None:
-                    if mark is not None:
+                    if mark is not None:  # applied in `finish`, once the batch's records are in
                         s, ts = parse_mark(mark)
                         arrival[(stream, s)] = now
                         self._idle.discard((stream, s))
-                        self._observe(stream, s, ts)
+                        self._marks.append((stream, s, ts))
                     continue
                 s, offset = parse_position(src)
                 key = (stream, s)
@@ -186,10 +187,15 @@ class RekeyedReader:
         return out
 
     def finish(self, offsets: dict[str, int]) -> dict[str, int]:
-        """Set the next offsets of the internal topics read since `translate`; return the highest
-        source offsets that changed, to commit with the batch (`CommitBatch.sources`)."""
+        """Apply the markers read since `translate` (after the batch's records were added: a record
+        that came before a marker must not find the watermark already moved past it), set the next
+        offsets of the internal topics, and return the highest source offsets that changed, to
+        commit with the batch (`CommitBatch.sources`)."""
         offsets.update(self._next)
         self._next.clear()
+        for stream, s, ts in self._marks:  # a marker follows the records it covers: add them first
+            self._observe(stream, s, ts)
+        self._marks.clear()
         changed = {f"{stream}:{s}": self.highest[(stream, s)] for stream, s in self._dirty}
         self._dirty.clear()
         return changed
