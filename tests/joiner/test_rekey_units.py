@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from streamjoin.engine import MultiJoin
 from streamjoin.joiner.batch import BatchBuilder, BuiltBatch
 from streamjoin.joiner.rekey_format import (
     HEADER_GEN,
