@@ -53,7 +53,9 @@ def query_json(name: str, topics: dict[str, str], output: str, start: str) -> di
     return {
         "name": name,
         "inputs": [
-            {"stream": s, "topic": topics[s], "timestamp": "ts", "window": {"range": 1000}} for s in STREAMS
+            # records are written to partition k % PARTITIONS: keyed by k, read directly (not re-keyed)
+            {"stream": s, "topic": topics[s], "timestamp": "ts", "key": "k", "window": {"range": 1000}}
+            for s in STREAMS
         ],
         "where": [["a.k", "=", "b.k"], ["b.k", "=", "c.k"]],
         "output": {"topic": output},
@@ -111,7 +113,10 @@ def preload(bootstrap: str, topics: dict[str, str], n: int) -> None:
 async def register(redis_url: str, prefix: str, q: dict[str, Any]) -> None:
     """Register streams and query."""
     async with RegistryStore(redis_url, prefix=prefix) as reg:
-        streams = [StreamRecord(name=i["stream"], topic=i["topic"], timestamp="ts") for i in q["inputs"]]
+        streams = [
+            StreamRecord(name=i["stream"], topic=i["topic"], timestamp="ts", key=i.get("key"))
+            for i in q["inputs"]
+        ]
         for s in streams:
             if await reg.get_stream(s.name) is None:
                 await reg.create_stream(s)

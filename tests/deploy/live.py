@@ -235,7 +235,9 @@ def run_workload(live: LiveDeployment, topics: Mapping[str, str], *, rate_per_s:
     for stream in ("orders", "payments"):
         topic = topics[stream]
         response = api.post(
-            "/v1/streams", json={"name": f"{stream}_{run}", "topic": topic, "timestamp": "ts"}
+            # keyed by k: the producer below uses the join key as the record key (read directly)
+            "/v1/streams",
+            json={"name": f"{stream}_{run}", "topic": topic, "timestamp": "ts", "key": "k"},
         )
         assert response.status_code == 201, response.text
     query = f"live-{run}"

@@ -72,7 +72,8 @@ def make_workload(
 ) -> Workload:
     """Return a 3-way join workload (a: range 60, b: rows 5, c: range 40) with a theta predicate.
 
-    Keys decide partitions (`k % partitions`), so results never span partitions; timestamps grow per
+    Keys decide partitions (`k % partitions`), so results never span partitions and every input
+    declares `"key": "k"` (read directly, not re-keyed: docs/partitioning.md); timestamps grow per
     partition with disorder up to `lateness`, so no record is late; each partition ends with one
     far-future record per stream (distinct keys, joining nothing) that moves the watermark past
     everything else. `phases`: stream weights of consecutive parts of `per_stream * 3` records each
@@ -182,7 +183,9 @@ async def register_query(redis_url: str, prefix: str, query_json: Mapping[str, A
     async with RegistryStore(redis_url, prefix=prefix) as registry:
         streams = []
         for inp in query_json["inputs"]:
-            record = StreamRecord(name=inp["stream"], topic=inp["topic"], timestamp=inp["timestamp"])
+            record = StreamRecord(
+                name=inp["stream"], topic=inp["topic"], timestamp=inp["timestamp"], key=inp.get("key")
+            )
             if await registry.get_stream(record.name) is None:
                 await registry.create_stream(record)
             streams.append(record)

@@ -81,6 +81,11 @@ class CqlStream(Protocol):
         """The timestamp field (None: the Kafka record timestamp)."""
         ...
 
+    @property
+    def key(self) -> str | None:
+        """The field the topic is partitioned by (None: not keyed), carried into the query's input."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class Stream:
@@ -88,6 +93,7 @@ class Stream:
 
     topic: str
     timestamp: str | None = None
+    key: str | None = None
 
 
 class _Parser:
@@ -252,6 +258,7 @@ class _Parser:
         self.names.add(name)
         stream = self.streams[name]
         entry: dict[str, Any] = {"stream": name, "topic": stream.topic, "timestamp": stream.timestamp}
+        entry |= {} if stream.key is None else {"key": stream.key}
         if self.punct("["):
             entry["window"] = self.window()
             self.expect_punct("]")

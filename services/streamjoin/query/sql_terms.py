@@ -128,6 +128,7 @@ class SqlTerms:
         self.alias[alias] = name
         stream = self.streams[name]
         entry: dict[str, Any] = {"stream": name, "topic": stream.topic, "timestamp": stream.timestamp}
+        entry |= {} if stream.key is None else {"key": stream.key}
         span = clauses.windows.get(name)
         if span is not None:
             entry["window"] = clauses.read("window", span, [])

@@ -25,8 +25,9 @@ _TEXT_REPLACES = ("inputs", "where", "select", "within", "filter", "shedding")
 
 
 def streams_from_json(raw: object) -> dict[str, Stream]:
-    """Return the declared streams: a list of `{"name", "topic", "timestamp"}` (what `POST /v1/streams`
-    takes) or an object `{"name": {"topic": ..., "timestamp": ...}}`; the topic defaults to the name.
+    """Return the declared streams: a list of `{"name", "topic", "timestamp", "key"}` (what `POST
+    /v1/streams` takes) or an object `{"name": {"topic": ..., "timestamp": ..., "key": ...}}`; the
+    topic defaults to the name, `timestamp` and `key` (the field the topic is partitioned by) to none.
 
     >>> streams_from_json([{"name": "a", "timestamp": "ts"}]) == streams_from_json({"a": {"timestamp": "ts"}})
     True
@@ -43,14 +44,14 @@ def streams_from_json(raw: object) -> dict[str, Stream]:
         raise QueryError("streams", 'must be a list of {"name", "topic", "timestamp"} or an object by name')
     streams: dict[str, Stream] = {}
     for name, spec in items:
-        if not isinstance(spec, Mapping) or set(spec) - {"topic", "timestamp"}:
-            raise QueryError(f"streams.{name}", 'must be {"topic": ..., "timestamp": ...}')
-        topic, timestamp = spec.get("topic", name), spec.get("timestamp")
-        if not isinstance(topic, str) or not (timestamp is None or isinstance(timestamp, str)):
-            raise QueryError(f"streams.{name}", "topic and timestamp must be strings")
+        if not isinstance(spec, Mapping) or set(spec) - {"topic", "timestamp", "key"}:
+            raise QueryError(f"streams.{name}", 'must be {"topic": ..., "timestamp": ..., "key": ...}')
+        topic, timestamp, key = spec.get("topic", name), spec.get("timestamp"), spec.get("key")
+        if not isinstance(topic, str) or not all(v is None or isinstance(v, str) for v in (timestamp, key)):
+            raise QueryError(f"streams.{name}", "topic, timestamp and key must be strings")
         if name in streams:
             raise QueryError(f"streams.{name}", f"stream {name!r} is declared twice")
-        streams[name] = Stream(topic, timestamp)
+        streams[name] = Stream(topic, timestamp, key)
     return streams
 
 

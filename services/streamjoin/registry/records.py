@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
 from streamjoin.engine.plan import JoinPlan
+from streamjoin.query.partitioning import PartitioningPlan
 from streamjoin.registry._json import dumps
 from streamjoin.registry._json import json_object as _object
 from streamjoin.registry.query import QueryControls, QueryRecord
@@ -52,6 +53,8 @@ class StreamRecord:
     """Records per second the producer expects (state-size estimate at registration); None: unknown."""
     record_bytes: int | None = None
     """Expected size of one record in bytes (state-size estimate); None: unknown."""
+    key: str | None = None
+    """The field the topic is partitioned by (docs/partitioning.md); None: not keyed or unknown."""
 
     def to_json(self) -> str:
         """Return the JSON stored in `streamjoin:streams`."""
@@ -65,6 +68,7 @@ class StreamRecord:
                 "created_at": self.created_at,
                 "expected_rate": self.expected_rate,
                 "record_bytes": self.record_bytes,
+                "key": self.key,
             }
         )
 
@@ -81,6 +85,7 @@ class StreamRecord:
             created_at=float(v.get("created_at") or 0.0),
             expected_rate=None if v.get("expected_rate") is None else float(v["expected_rate"]),
             record_bytes=None if v.get("record_bytes") is None else int(v["record_bytes"]),
+            key=None if v.get("key") is None else str(v["key"]),
         )
 
 
@@ -95,6 +100,14 @@ class PlanRecord:
     changed_at: float | None = None
     plan_changes: int = 0
     statistics: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    partitioning: PartitioningPlan | None = None
+    """How the inputs reach the operator partitions (read directly or re-keyed), as the joiner
+    planned it from the topics' partition counts; None until a joiner published it."""
+
+    @property
+    def planned(self) -> bool:
+        """Return True once a joiner published join orders (the hash may hold only `partitioning`)."""
+        return bool(self.global_order)
 
     @classmethod
     def from_hash(cls, fields: Mapping[str, str]) -> PlanRecord:
@@ -110,6 +123,7 @@ class PlanRecord:
             changed_at=float(changed) if changed is not None else None,
             plan_changes=int(v.get("plan_changes") or 0),
             statistics=v.get("statistics") or {},
+            partitioning=PartitioningPlan.from_json(v["partitioning"]) if v.get("partitioning") else None,
         )
 
     def to_join_plan(self) -> JoinPlan:

@@ -14,6 +14,7 @@ from typing import Any
 from redis.asyncio.client import Pipeline
 
 from streamjoin.engine.plan import JoinPlan
+from streamjoin.query.partitioning import PartitioningPlan
 from streamjoin.registry._base import StoreBase, Writes, as_fields, text, text_hash, texts
 from streamjoin.registry.records import (
     PartitionState,
@@ -69,6 +70,7 @@ class RuntimeOps(StoreBase):
                 changed_at=old.changed_at if same and old is not None else stamp,
                 plan_changes=(old.plan_changes + (0 if same else 1)) if old is not None else 0,
                 statistics=dict(statistics or {}),
+                partitioning=old.partitioning if old is not None else None,  # its own writer's field
             )
             stored.append(record)
             fields = {
@@ -84,6 +86,14 @@ class RuntimeOps(StoreBase):
 
         await self._atomic([key], prepare, bump=False)
         return stored[-1]
+
+    async def write_partitioning(self, query: str, partitioning: PartitioningPlan) -> None:
+        """Publish how `query`'s inputs reach its operator partitions (field `partitioning` of its plan).
+
+        Written by the worker that sets the query up (it knows the topics' partition counts); the
+        join orders of `write_plan` are left as they are, and `write_plan` leaves this field.
+        """
+        await self._redis.hset(self._keys.plan(query), "partitioning", dumps(partitioning.to_json()))
 
     async def read_plan(self, query: str) -> PlanRecord | None:
         """Return the plan published for `query`, or None if no joiner chose one yet."""

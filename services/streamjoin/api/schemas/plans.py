@@ -52,6 +52,13 @@ class PlanPublic(BaseModel):
         description="Per pair of inputs, the tightest bound on their timestamps' distance (`within` pairs "
         "and range windows, tightened by shortest paths): `streams`, `bound`, `given`, `path`.",
     )
+    partitioning: dict[str, Any] | None = Field(
+        default=None,
+        description="How the inputs reach the operator partitions, as the joiner planned it from the "
+        "topics' partition counts (docs/partitioning.md): `partitions`, `single_partition`, per input "
+        "`inputs` (`stream`, `topic`, `attribute`, `rekeyed`, `internal_topic`, `reason`) and the "
+        "`repartitioned` ones; null until a joiner published it.",
+    )
 
 
 class ReplanPublic(BaseModel):

@@ -53,6 +53,7 @@ class InputSpec(BaseModel):
     stream: StrictStr
     topic: StrictStr | None = None
     timestamp: StrictStr | None = None
+    key: StrictStr | None = Field(default=None, description="Defaults to the stream's; it may not differ.")
     window: WindowSpec | None = None
 
 
@@ -212,6 +213,11 @@ class QueryPublic(BaseModel):
         default=None, description="Why the query is not running (null while it runs or is paused)."
     )
     partitions: list[PartitionStatusPublic]
+    partitioning: dict[str, Any] | None = Field(
+        default=None,
+        description="How the inputs reach the operator partitions (read directly or re-keyed, and why), "
+        "as in `/plan`; null until a joiner published it.",
+    )
     revision: int = Field(description="1 when registered, +1 for each replaced definition.")
     created_at: float
     updated_at: float

@@ -25,6 +25,14 @@ class StreamCreate(BaseModel):
         min_length=1,
         description="The numeric timestamp field of the records; null: the Kafka record timestamp (ms).",
     )
+    key: StrictStr | None = Field(
+        default=None,
+        min_length=1,
+        max_length=249,
+        description="The field the topic is partitioned by (records with equal values in one partition, "
+        "as Kafka's default partitioner places them with the value as record key); null: not keyed, "
+        "and queries that join it re-key it (docs/partitioning.md).",
+    )
     json_schema: dict[str, Any] | None = Field(
         default=None,
         alias="schema",
@@ -65,6 +73,9 @@ class StreamPublic(BaseModel):
     name: str
     topic: str
     timestamp: str | None
+    key: str | None = Field(
+        default=None, description="The field the topic is partitioned by; null: not keyed."
+    )
     json_schema: dict[str, Any] | None = Field(alias="schema")
     description: str
     created_at: float = Field(description="Unix seconds.")

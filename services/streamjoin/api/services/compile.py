@@ -2,7 +2,7 @@
 
 Checks, in order, each failing with a `QueryError` that names the field: CQL syntax (field `cql`,
 with the position); every input is a registered stream (`inputs[i].stream`) whose topic and timestamp
-the query may not contradict; the query itself (`parse_query`: windows > 0, operators, a connected
+and key the query may not contradict; the query itself (`parse_query`: windows > 0, operators, a connected
 join graph, ...); every field named exists when its stream has a schema; the output and dead-letter
 topics are not inputs. Nothing is written here.
 """
@@ -64,7 +64,7 @@ def compile_query(
 
 
 def _resolve_inputs(spec: dict[str, Any], streams: Mapping[str, StreamRecord]) -> list[StreamRecord]:
-    """Fill each input's topic and timestamp from its registered stream; return the streams used."""
+    """Fill each input's topic, timestamp and key from its registered stream; return the streams used."""
     inputs = spec.get("inputs")
     if not isinstance(inputs, list):
         return []
@@ -87,6 +87,14 @@ def _resolve_inputs(spec: dict[str, Any], streams: Mapping[str, StreamRecord]) -
                 f"inputs[{i}].timestamp", f"stream {name!r} is registered with timestamp {stream.timestamp!r}"
             )
         entry["timestamp"] = stream.timestamp
+        if entry.setdefault("key", stream.key) != stream.key:
+            raise QueryError(
+                f"inputs[{i}].key",
+                f"stream {name!r} is registered with key {stream.key!r} (a topic's key is declared on its "
+                "stream)",
+            )
+        if entry["key"] is None:
+            del entry["key"]
         resolved.append(entry)
         if stream not in used:
             used.append(stream)

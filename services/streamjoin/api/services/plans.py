@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from streamjoin.api.schemas import PlanPublic, ReplanPublic
 from streamjoin.api.services.observe import number, observe_query, total
 from streamjoin.query.bounds import bounds_report
 from streamjoin.registry import NotFoundError, PartitionStats, PlanRecord, RegistryStore
 
-__all__ = ["PlanService"]
+__all__ = ["PlanService", "partitioning_json"]
+
+
+def partitioning_json(plan: PlanRecord | None) -> dict[str, Any] | None:
+    """Return the partitioning a joiner published with `plan` in its JSON form, None if none yet."""
+    return None if plan is None or plan.partitioning is None else plan.partitioning.to_json()
 
 
 class PlanService:
@@ -25,7 +31,8 @@ class PlanService:
         if record is None:
             raise NotFoundError("query", name)
         qo = await observe_query(self._store, record)
-        plan = qo.plan
+        published = qo.plan
+        plan = published if published is not None and published.planned else None
         order = record.controls.order
         return PlanPublic(
             query=name,
@@ -43,6 +50,7 @@ class PlanService:
             statistics={s: dict(v) for s, v in plan.statistics.items()} if plan else {},
             replan_pending=qo.replan_pending,
             bounds=bounds_report(record.effective()),
+            partitioning=partitioning_json(published),
         )
 
     async def replan(self, name: str) -> ReplanPublic:

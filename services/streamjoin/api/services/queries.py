@@ -21,6 +21,7 @@ from streamjoin.api.schemas import (
 from streamjoin.api.services.compile import compile_query
 from streamjoin.api.services.limits import RegistrationLimits, check_limits
 from streamjoin.api.services.observe import status_reason
+from streamjoin.api.services.plans import partitioning_json
 from streamjoin.query.cql import format_cql
 from streamjoin.query.model import QueryDef
 from streamjoin.registry import (
@@ -84,20 +85,17 @@ class QueryService:
         record, version = await self._store.replace_query(
             draft, streams=compiled.streams, expected_revision=old.revision
         )
-        return query_public(record, await self._store.read_status(name), version)
+        return await self._public(record, version)
 
     async def list(self) -> list[QueryPublic]:
         """Return every query with its status, by name."""
         snapshot = await self._store.snapshot()
-        return [
-            query_public(q, await self._store.read_status(q.name), snapshot.version)
-            for q in snapshot.queries.values()
-        ]
+        return [await self._public(q, snapshot.version) for q in snapshot.queries.values()]
 
     async def get(self, name: str) -> QueryPublic:
         """Return one query with its status; raise `NotFoundError`."""
         record = await self._record(name)
-        return query_public(record, await self._store.read_status(name), await self._store.version())
+        return await self._public(record, await self._store.version())
 
     async def delete(self, name: str) -> None:
         """Remove a query and its runtime keys; raise `NotFoundError`."""
@@ -112,11 +110,18 @@ class QueryService:
         record = await self._record(name)
         changes = control_changes(body)
         if not changes:
-            return query_public(record, await self._store.read_status(name), await self._store.version())
+            return await self._public(record, await self._store.version())
         record.controls.with_changes(changes).apply(record.query)  # the query must stay valid under them
         controls, version = await self._store.set_controls(name, changes, expected_revision=record.revision)
         updated = replace(record, controls=controls)
-        return query_public(updated, await self._store.read_status(name), version)
+        return await self._public(updated, version)
+
+    async def _public(self, record: QueryRecord, version: int) -> QueryPublic:
+        """Return the public form of `record` with its published status and partitioning."""
+        statuses = await self._store.read_status(record.name)
+        return query_public(
+            record, statuses, version, partitioning_json(await self._store.read_plan(record.name))
+        )
 
     async def _record(self, name: str) -> QueryRecord:
         record = await self._store.get_query(name)
@@ -126,10 +131,13 @@ class QueryService:
 
 
 def _check_same_inputs(old: QueryRecord, new: QueryDef) -> None:
-    """Refuse a redefinition that reads other inputs (409): delete and register the query again.
+    """Refuse a redefinition that reads other inputs, or reads one keyed otherwise (409): delete and
+    register the query again.
 
     As ksqlDB refuses a `CREATE OR REPLACE` that changes the sources: the state of the old inputs
     (windows, offsets) means nothing for new ones, and new inputs may have other partition counts.
+    An input's `key` decides how it is partitioned (read directly or re-keyed), so what each operator
+    partition holds: changing it is changing the input.
     """
     before = [(i.stream, i.topic) for i in old.query.inputs]
     after = [(i.stream, i.topic) for i in new.inputs]
@@ -139,6 +147,16 @@ def _check_same_inputs(old: QueryRecord, new: QueryDef) -> None:
             "inputs_changed",
             f"query {old.name!r} reads {sorted(before)}; a replacement must read the same inputs "
             f"(it reads {sorted(after)}). Delete the query and register it again to change its inputs.",
+            field="inputs",
+        )
+    keys = {i.stream: i.key for i in old.query.inputs}
+    changed = [f"{i.stream}: {keys[i.stream]!r} -> {i.key!r}" for i in new.inputs if keys[i.stream] != i.key]
+    if changed:
+        raise ApiError(
+            409,
+            "inputs_changed",
+            f"query {old.name!r}: a replacement changes the key of its inputs ({', '.join(changed)}), so how "
+            "they are partitioned. Delete the query and register it again to change it.",
             field="inputs",
         )
 
@@ -156,8 +174,13 @@ def control_changes(body: ControlUpdate) -> dict[str, Any]:
     return changes
 
 
-def query_public(record: QueryRecord, statuses: Sequence[StatusRecord], version: int) -> QueryPublic:
-    """Return the public form of a query."""
+def query_public(
+    record: QueryRecord,
+    statuses: Sequence[StatusRecord],
+    version: int,
+    partitioning: dict[str, Any] | None = None,
+) -> QueryPublic:
+    """Return the public form of a query (`partitioning`: as a joiner published it, `partitioning_json`)."""
     definition = record.definition
     try:
         cql = record.cql if record.cql is not None else format_cql(definition)
@@ -188,6 +211,7 @@ def query_public(record: QueryRecord, statuses: Sequence[StatusRecord], version:
             for s in statuses
             if s.partition is not None  # the query's own status shows as its `reason`
         ],
+        partitioning=partitioning,
         revision=record.revision,
         created_at=record.created_at,
         updated_at=record.updated_at,

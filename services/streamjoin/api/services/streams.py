@@ -8,6 +8,7 @@ from typing import Any
 
 from streamjoin.api.errors import ApiError
 from streamjoin.api.schemas import StreamCreate, StreamPublic
+from streamjoin.query.parse import QueryError, parse_key
 from streamjoin.registry import NotFoundError, RegistryStore, StreamRecord
 
 __all__ = ["StreamService", "schema_fields"]
@@ -22,6 +23,14 @@ def schema_fields(schema: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
         return None
     properties = schema.get("properties")
     return properties if isinstance(properties, Mapping) else None
+
+
+def _check_key(body: StreamCreate) -> None:
+    if body.key is not None:
+        try:
+            parse_key(body.key, body.name, "key")
+        except QueryError as exc:
+            raise ApiError(422, "invalid_stream", exc.message, field="key") from None
 
 
 def _check_schema(body: StreamCreate) -> None:
@@ -43,6 +52,8 @@ def _check_schema(body: StreamCreate) -> None:
     ):
         raise ApiError(422, "invalid_stream", "must map field names to schemas", field="schema.properties")
     fields = schema_fields(schema)
+    if body.key is not None and fields is not None and body.key not in fields:
+        raise ApiError(422, "invalid_stream", f"{body.key!r} is not a field of the schema", field="key")
     if body.timestamp is not None and fields is not None:
         if body.timestamp not in fields:
             raise ApiError(
@@ -70,6 +81,7 @@ class StreamService:
 
     async def create(self, body: StreamCreate) -> StreamPublic:
         """Register a stream; raise `ApiError` 422 for a bad schema, `AlreadyExistsError` for a duplicate."""
+        _check_key(body)
         _check_schema(body)
         record = StreamRecord(
             name=body.name,
@@ -80,6 +92,7 @@ class StreamService:
             created_at=round(time.time(), 3),
             expected_rate=body.expected_rate,
             record_bytes=body.record_bytes,
+            key=body.key,
         )
         await self._store.create_stream(record)
         return _public(record, [])
@@ -116,5 +129,6 @@ def _public(stream: StreamRecord, users: list[str]) -> StreamPublic:
         created_at=stream.created_at,
         expected_rate=stream.expected_rate,
         record_bytes=stream.record_bytes,
+        key=stream.key,
         queries=users,
     )

@@ -116,9 +116,13 @@ def query_table(qo: QueryObservation) -> ControlTable:
     for f in _OPERATOR:
         if f.stat.summary:
             attributes[f.stat.summary] = _combine(f.stat.aggregate, _operator_values(qo, f, streams))
+    partitioning = qo.plan.partitioning if qo.plan else None
     attributes.update(
         estimated_cost=qo.plan.estimated_cost if qo.plan else None,
         plan_changes=qo.plan.plan_changes if qo.plan else 0,
+        operator_partitions=partitioning.partitions if partitioning else None,
+        single_partition=partitioning.single_partition if partitioning else None,
+        repartitioned=[r.stream for r in partitioning.rekeyed] if partitioning else None,
         **_latency(qo),
     )
     return ControlTable(
@@ -130,13 +134,20 @@ def window_tables(qo: QueryObservation) -> list[ControlTable]:
     """Return the Control Table of each input window of a query, named `query.stream`."""
     tables = []
     spelled = qo.query.definition["inputs"]  # each window in its JSON form
+    partitioning = qo.plan.partitioning if qo.plan else None
+    routes = {r.stream: r for r in partitioning.routes} if partitioning else {}
     for item, spelling in zip(qo.query.query.inputs, spelled, strict=True):
         stream = item.stream
+        route = routes.get(stream)
         attributes: dict[str, Any] = {
             "query": qo.query.name,
             "stream": stream,
             "topic": item.topic,
             "window": spelling["window"],
+            "key": item.key,
+            "rekeyed": route.rekeyed if route else None,
+            "internal_topic": route.internal_topic if route else None,
+            "partitioning_reason": route.reason if route else None,
         }
         for f in _WINDOW:
             if f.stat.table:
