@@ -315,12 +315,11 @@ class JoinerWorker:
             if isinstance(layout, str):
                 _log.warning("query %s: %s", name, layout)
                 continue
+            await self._registry.write_partitioning(name, layout.plan)  # `/plan`, the query status
             self._layouts[name] = layout
             self._outputs[name] = layout.outputs
             self._partitions[name] = layout.partitions
-            note = status_note(layout.plan)
-            if note is not None:
-                _log.info("query %s: %s", name, note)
+            _log.info("query %s: %s", name, status_note(layout.plan) or "every input read directly")
 
     def _start_op(self, key: OpKey, spec: QuerySpec) -> None:
         assert self._publisher is not None

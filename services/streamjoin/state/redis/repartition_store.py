@@ -132,6 +132,12 @@ class RepartitionStore:
         if held is None or int(held) != epoch:
             raise FencedError(f"repartitioner owner epoch is {held!r}, not {epoch}: not producing")
 
+    async def position(self, query: str, stream: str, partition: int) -> int | None:
+        """Return the committed next source offset of one repartitioner (None: not positioned yet)."""
+        key = self.key(self.prefix, query, stream, partition)
+        value = await _guard(lambda: self._redis.hget(key, "position"))
+        return int(value) if value is not None else None
+
     async def positioned(self, query: str, sources: Iterable[tuple[str, int]]) -> bool:
         """Return True when every (stream, source partition) of `sources` has a committed position."""
         keys = [self.key(self.prefix, query, stream, p) for stream, p in sources]
