@@ -20,18 +20,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from redis.asyncio import Redis
 from tests.joiner.harness import (
     JoinerProcess,
     Workload,
     consume_output,
     produce,
     register_query,
+    run_scenario,
     wait_running,
 )
 
-from streamjoin.query.partitioning import partition_for
+from streamjoin.query.partitioning import partition_for, repartition_topic
 from streamjoin.registry import RegistryStore
 from streamjoin.testing import Event, expected_results, late_events
+from streamjoin.topics import broker_topics
 
 pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]
 
@@ -212,3 +215,44 @@ def test_shared_attribute_with_other_partition_count_exactly_once(
     assert partitioning["partitions"] == 8 and not partitioning["single_partition"]
     reasons = {r["stream"]: r["reason"] for r in partitioning["repartitioned"]}
     assert reasons == {"a": "4 partitions, the query runs on 8", "c": "not keyed (no key declared)"}
+
+
+def test_internal_topics_and_positions_go_with_the_query(
+    make_topic: Callable[..., str], kafka_broker: str, redis_server: str, tmp_path: Path
+) -> None:
+    topics = {s: make_topic(f"rk.{s}", partitions=2) for s in "ab"}
+    output = make_topic("rk.out", partitions=2)
+    name = f"rk{random.randrange(10**8)}"
+    prefix = f"t{name}:"
+    query = {
+        "name": name,
+        "inputs": [
+            {"stream": "a", "topic": topics["a"], "timestamp": "ts", "key": "k", "window": {"range": 60}},
+            {"stream": "b", "topic": topics["b"], "timestamp": "ts", "window": {"range": 60}},
+        ],
+        "where": [["a.k", "=", "b.k"]],
+        "output": {"topic": output},
+    }
+    internal = repartition_topic(name, "b")
+    joiner = JoinerProcess(tmp_path, kafka_broker, redis_server, group=f"g-{name}", prefix=prefix)
+
+    async def scenario() -> tuple[bool, bool, int, int]:
+        await register_query(redis_server, prefix, query)
+        joiner.start()
+        await wait_running(redis_server, prefix, name, 2)
+        created = internal in broker_topics(kafka_broker)
+        redis = Redis.from_url(redis_server)
+        positions = len([k async for k in redis.scan_iter(match=f"{prefix}*repart*")])
+        async with RegistryStore(redis_server, prefix=prefix) as registry:
+            await registry.delete_query(name)
+        deadline = asyncio.get_running_loop().time() + 30
+        while internal in broker_topics(kafka_broker) and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.5)
+        await asyncio.sleep(8)  # long enough for a resubscription that would recreate it
+        left = len([k async for k in redis.scan_iter(match=f"{prefix}*repart*")])
+        await redis.aclose()
+        return created, internal in broker_topics(kafka_broker), positions, left
+
+    (created, still_there, positions, left), _ = run_scenario(joiner, scenario)
+    assert created and positions == 2  # one repartitioner per source partition of b
+    assert not still_there and left == 0
