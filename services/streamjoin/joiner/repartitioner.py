@@ -6,8 +6,9 @@ fences every earlier owner; position at the committed offset (the first time: at
 `start`, committed at once); then loop: read a batch of the source partition, produce each record's
 raw value unchanged to internal partition `route(...)` with headers `sj-src` (source partition and
 offset) and `sj-gen` (the query's incarnation) and the source timestamp, then a progress marker to
-every internal partition when due; wait until the producer acknowledged all of it, and only then
-commit the next source offset (at least once: the operators drop the duplicates).
+every internal partition when due. A batch's next source offset is committed only once the producer
+acknowledged it and every earlier batch (at least once: the operators drop the duplicates); up to
+`MAX_INFLIGHT` batches wait for their acknowledgements while the next ones are read.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import contextlib
 import logging
 import math
 import time
+from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,12 +50,17 @@ from streamjoin.query.model import QueryDef
 from streamjoin.state.base import FencedError, StateUnavailableError
 from streamjoin.state.redis.repartition_store import RepartitionStore
 
-__all__ = ["MARK_INTERVAL_MS", "RekeyJob", "Repartitioner"]
+__all__ = ["MARK_INTERVAL_MS", "MAX_INFLIGHT", "RekeyJob", "Repartitioner"]
 
 _log = logging.getLogger(__name__)
 
 MARK_INTERVAL_MS = 200
 """At most this often (while its largest timestamp advances) a repartitioner sends a marker."""
+MAX_INFLIGHT = 8
+"""Batches produced and not yet acknowledged, at most (the next batch is read meanwhile)."""
+
+_Pending = tuple["asyncio.Future[None]", int | None, str | None]
+"""A batch waiting for its acknowledgements: (all written, next source offset, largest timestamp)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,30 +182,56 @@ class Repartitioner:
             await consumer.stop()
 
     async def _loop(self, consumer: Consumer, tp: TopicPartition, epoch: int) -> None:
+        """Re-key batches; up to `MAX_INFLIGHT` of them wait for their acknowledgements at once, and
+        the position of the last batch acknowledged (with every earlier one) is committed."""
         job, cfg = self.job, self._config
         marked: float | None = None  # the timestamp of the last marker sent
         marked_at = -math.inf
         getmany = consumer.getmany
-        while not self._stopping.is_set():
-            batch = await getmany(tp, timeout_ms=cfg.poll_ms, max_records=cfg.max_batch)
-            records = batch.get(tp, [])
-            now = time.monotonic()
-            if not records and (self.maxts == marked or now - marked_at < MARK_INTERVAL_MS / 1000):
-                continue
-            await self._store.check_owner(job.query.name, job.stream, job.partition, epoch)  # fencing
-            delivery = Delivery(asyncio.get_running_loop())
-            await self._send_records(delivery, records, now)
-            if self.maxts is not None and self.maxts != marked and now - marked_at >= MARK_INTERVAL_MS / 1000:
-                await self._send_marks(delivery, self.maxts)
-                marked, marked_at = self.maxts, now
-            delivery.seal()
-            await delivery.future
-            if records:
+        inflight: deque[_Pending] = deque()
+        try:
+            while not self._stopping.is_set():
+                batch = await getmany(tp, timeout_ms=cfg.poll_ms, max_records=cfg.max_batch)
+                records = batch.get(tp, [])
+                await self._commit_acknowledged(inflight, epoch)
+                now = time.monotonic()
+                if not records and (self.maxts == marked or now - marked_at < MARK_INTERVAL_MS / 1000):
+                    continue
+                await self._store.check_owner(job.query.name, job.stream, job.partition, epoch)  # fencing
+                delivery = Delivery(asyncio.get_running_loop())
+                await self._send_records(delivery, records, now)
+                if (
+                    self.maxts is not None
+                    and self.maxts != marked
+                    and now - marked_at >= MARK_INTERVAL_MS / 1000
+                ):
+                    await self._send_marks(delivery, self.maxts)
+                    marked, marked_at = self.maxts, now
+                delivery.seal()
                 maxts = orjson.dumps(self.maxts).decode() if self.maxts is not None else None
-                await self._store.commit(
-                    job.query.name, job.stream, job.partition, epoch, records[-1].offset + 1, maxts
-                )
+                inflight.append((delivery.future, records[-1].offset + 1 if records else None, maxts))
                 self.records += len(records)
+                while len(inflight) > MAX_INFLIGHT:
+                    await asyncio.wait([inflight[0][0]])
+                    await self._commit_acknowledged(inflight, epoch)
+        finally:  # stopping (or failing): commit what was acknowledged, within the stop timeout
+            if inflight:
+                await asyncio.wait([f for f, _, _ in inflight], timeout=cfg.stop_timeout_ms / 1000)
+                with contextlib.suppress(Exception):
+                    await self._commit_acknowledged(inflight, epoch)
+
+    async def _commit_acknowledged(self, inflight: deque[_Pending], epoch: int) -> None:
+        """Commit the position after the last batch acknowledged together with every earlier one;
+        raise if one failed (the attempt ends and restarts from the committed position)."""
+        position: tuple[int, str | None] | None = None
+        while inflight and inflight[0][0].done():
+            future, next_offset, maxts = inflight.popleft()
+            future.result()
+            if next_offset is not None:
+                position = (next_offset, maxts)
+        if position is not None:
+            job = self.job
+            await self._store.commit(job.query.name, job.stream, job.partition, epoch, *position)
 
     async def _send_records(self, delivery: Delivery, records: list[Any], now: float) -> None:
         job = self.job
