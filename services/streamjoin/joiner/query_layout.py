@@ -21,10 +21,11 @@ from streamjoin.joiner.rekeyed import RekeyedInput, RekeySetup
 from streamjoin.joiner.repartitioner import RekeyJob
 from streamjoin.joiner.topic_setup import ensure_internal_topics, ensure_output_topics
 from streamjoin.kafka import Consumer, KafkaClients, partition_counts
-from streamjoin.query.partitioning import PartitioningPlan, plan_partitioning
+from streamjoin.query.model import QueryDef
+from streamjoin.query.partitioning import PartitioningPlan, plan_partitioning, repartition_topic
 from streamjoin.state.redis.repartition_store import RepartitionStore
 
-__all__ = ["DEFAULT_DEAD_LETTER", "QueryLayout", "lay_out", "status_note"]
+__all__ = ["DEFAULT_DEAD_LETTER", "QueryLayout", "lay_out", "possible_internal_topics", "status_note"]
 
 DEFAULT_DEAD_LETTER = "streamjoin.dead-letter"
 
@@ -55,6 +56,12 @@ class QueryLayout:
     def internal_topics(self) -> tuple[str, ...]:
         """Return the query's internal topics."""
         return tuple(r.internal_topic for r in self.plan.rekeyed if r.internal_topic is not None)
+
+
+def possible_internal_topics(query: QueryDef) -> tuple[str, ...]:
+    """Return the internal topic every input of `query` would have if re-keyed (what a deleted
+    query may have left, whether or not this worker laid it out)."""
+    return tuple(repartition_topic(query.name, i.stream) for i in query.inputs)
 
 
 def status_note(plan: PartitioningPlan) -> str | None:

@@ -24,7 +24,7 @@ from streamjoin.joiner.health import Health, serve_readiness
 from streamjoin.joiner.operator import OutputTopics, PartitionOperator
 from streamjoin.joiner.planning import QueryFactories
 from streamjoin.joiner.publisher import Publisher
-from streamjoin.joiner.query_layout import QueryLayout, lay_out, status_note
+from streamjoin.joiner.query_layout import QueryLayout, lay_out, possible_internal_topics, status_note
 from streamjoin.joiner.registry_watch import QuerySpec, specs_from_snapshot
 from streamjoin.joiner.repartitioners import Repartitioners
 from streamjoin.joiner.status import StatusReporter
@@ -199,7 +199,7 @@ class JoinerWorker:
                 internal = await self._forget(name)
                 self._factories.drop(name)
                 dropped = await self._store.drop_query(name)
-                await self._drop_rekeying(name, internal)
+                await self._drop_rekeying(name, (*internal, *possible_internal_topics(old[name].query)))
                 _log.info("query %s deleted: dropped %d state keys", name, dropped)
             for name, spec in specs.items():
                 if name in old and old[name].revision != spec.revision:
@@ -229,8 +229,12 @@ class JoinerWorker:
     async def _drop_rekeying(self, name: str, internal: tuple[str, ...]) -> None:
         """Delete a deleted query's repartitioner positions and internal topics (idempotent)."""
         await self._rekeyers.store.drop(name)
+        internal = tuple(dict.fromkeys(internal))
         await remove_input_topics(self._app, internal, self._known_topics)
-        await asyncio.to_thread(delete_internal_topics, self._kafka, internal)
+        try:  # every worker tries; one that fails leaves it to the others (logged)
+            await asyncio.to_thread(delete_internal_topics, self._kafka, internal)
+        except Exception as exc:
+            _log.warning("query %s: deleting its internal topics failed: %s", name, exc)
 
     # -- assignment ---------------------------------------------------------------------------
 
