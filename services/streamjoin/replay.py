@@ -43,7 +43,7 @@ def load_query(path: Path, streams_path: Path | None = None) -> QueryDef:
 
     A `.sql` or `.cql` file is the text alone: the query is named after the file, its output topic is
     `<name>.out`. Text names declared streams: `streams_path` is a JSON file of them, a list of
-    `{"name", "topic", "timestamp"}` (as `POST /v1/streams` takes) or `{"name": {"topic", "timestamp"}}`.
+    `{"name", "topic", "timestamp", "key"}` (as `POST /v1/streams` takes) or `{"name": {"topic", ...}}`.
     """
     try:
         text = path.read_text(encoding="utf-8")

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from streamjoin.engine.output import json_key
 from streamjoin.query import QueryError, parse_query
+from streamjoin.query.cql import Stream
 from streamjoin.query.dump import dump_query
 from streamjoin.query.partitioning import (
     PartitioningPlan,
@@ -28,6 +29,7 @@ from streamjoin.query.partitioning import (
     plan_partitioning,
     repartition_topic,
 )
+from streamjoin.query.text import expand_text, streams_from_json
 
 
 def _query(keys: dict[str, str | None], where: list[list[str]], **extra: Any) -> Any:
@@ -71,6 +73,19 @@ def test_a_key_that_is_not_a_plain_field_name_is_refused(key: object, message: s
     with pytest.raises(QueryError, match=re.escape(message)) as err:
         _query({"a": key, "b": None}, [["a.k", "=", "b.k"]])  # type: ignore[dict-item]
     assert err.value.field == "inputs[0].key"
+
+
+def test_cql_and_sql_carry_the_streams_keys_into_the_inputs() -> None:
+    streams = streams_from_json(
+        [{"name": "a", "timestamp": "ts", "key": "k"}, {"name": "b", "timestamp": "ts"}]
+    )
+    assert streams["a"] == Stream("a", "ts", "k")
+    for text in ({"cql": "SELECT * FROM a [RANGE 5], b [RANGE 5] WHERE a.k = b.k"},
+                 {"sql": "SELECT * FROM a [RANGE 5] JOIN b [RANGE 5] ON a.k = b.k"}):  # fmt: skip
+        q = parse_query(expand_text({"name": "q", "output": {"topic": "o"}, **text}, streams))
+        assert [i.key for i in q.inputs] == ["k", None]
+    with pytest.raises(QueryError, match="must be strings"):
+        streams_from_json({"a": {"key": 5}})
 
 
 def test_a_key_changes_the_definition() -> None:

@@ -35,8 +35,8 @@ def replay_command(
         Path | None,
         typer.Option(
             "--streams",
-            help='the streams a SQL or CQL query names: a JSON list of {"name", "topic", "timestamp"} '
-            '(as POST /v1/streams takes) or an object {"name": {"topic", "timestamp"}}',
+            help='the streams a SQL or CQL query names: a JSON list of {"name", "topic", "timestamp", "key"} '
+            '(as POST /v1/streams takes) or an object {"name": {"topic", "timestamp", "key"}}',
         ),
     ] = None,
     cql: Annotated[str | None, typer.Option("--cql", help="the CQL text (needs --streams)")] = None,

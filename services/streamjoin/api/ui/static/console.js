@@ -66,7 +66,7 @@ async function loadStreams() {
   for (const s of r.data) {
     const tr = el("tr");
     tr.dataset.stream = s.name;
-    tr.append(el("td", s.name), el("td", s.topic), el("td", s.timestamp || "—"), el("td", s.schema ? "yes" : "no"));
+    tr.append(el("td", s.name), el("td", s.topic), el("td", s.timestamp || "—"), el("td", s.key || "—"), el("td", s.schema ? "yes" : "no"));
     body.append(tr);
   }
 }
