@@ -86,7 +86,7 @@ def _runner(stack: EmbeddedStack, job: RekeyJob) -> tuple[Repartitioner, RekeyPr
 
 
 async def _position(store: RepartitionStore, job: RekeyJob) -> int:
-    position = await store.position(job.query.name, job.stream, job.partition)
+    position = await store.position(job.query.name, job.position_name, job.partition)
     return -1 if position is None else position
 
 

@@ -18,7 +18,7 @@ from streamjoin.joiner.operator_config import OutputTopics
 from streamjoin.joiner.registry_watch import QuerySpec
 from streamjoin.joiner.rekey_format import generation
 from streamjoin.joiner.rekeyed import RekeyedInput, RekeySetup
-from streamjoin.joiner.repartitioner import RekeyJob
+from streamjoin.joiner.repartitioner import RekeyJob, position_name
 from streamjoin.joiner.topic_setup import ensure_internal_topics, ensure_output_topics
 from streamjoin.kafka import Consumer, KafkaClients, partition_counts
 from streamjoin.query.model import QueryDef
@@ -94,7 +94,7 @@ async def lay_out(
         return problem
     gen = generation(spec.created_at, spec.revision)
     inputs = tuple(RekeyedInput(r.stream, r.topic, t, counts[r.topic]) for r, t in rekeyed)
-    sources = [(i.stream, s) for i in inputs for s in range(i.sources)]
+    sources = [(position_name(gen, i.stream), s) for i in inputs for s in range(i.sources)]
     setup = RekeySetup(inputs, gen, functools.partial(store.positioned, spec.name, sources))
     jobs = tuple(
         RekeyJob(query, r.stream, r.topic, s, r.attribute, t, n, gen)

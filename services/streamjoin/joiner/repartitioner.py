@@ -50,7 +50,7 @@ from streamjoin.query.model import QueryDef
 from streamjoin.state.base import FencedError, StateUnavailableError
 from streamjoin.state.redis.repartition_store import RepartitionStore
 
-__all__ = ["MARK_INTERVAL_MS", "MAX_INFLIGHT", "RekeyJob", "Repartitioner"]
+__all__ = ["MARK_INTERVAL_MS", "MAX_INFLIGHT", "RekeyJob", "Repartitioner", "position_name"]
 
 _log = logging.getLogger(__name__)
 
@@ -78,9 +78,20 @@ class RekeyJob:
     generation: bytes
 
     @property
+    def position_name(self) -> str:
+        """Return the name of its position in Redis (`RepartitionStore`): the incarnation and the
+        input, so a worker still running an earlier incarnation's job never takes its position."""
+        return position_name(self.generation, self.stream)
+
+    @property
     def name(self) -> str:
         """Return how logs and readiness name it."""
         return f"repartitioner {self.query.name}.{self.stream}[{self.partition}]"
+
+
+def position_name(generation: bytes, stream: str) -> str:
+    """Return the name of the position of input `stream`'s repartitioners of one query incarnation."""
+    return f"{generation.decode()}/{stream}"
 
 
 class Repartitioner:
@@ -158,7 +169,7 @@ class Repartitioner:
 
     async def _attempt(self) -> None:
         job, store = self.job, self._store
-        claim = await store.claim(job.query.name, job.stream, job.partition, self._owner)
+        claim = await store.claim(job.query.name, job.position_name, job.partition, self._owner)
         epoch = claim.epoch
         self.maxts = float(orjson.loads(claim.maxts)) if claim.maxts is not None else None
         consumer = new_consumer(
@@ -172,7 +183,7 @@ class Repartitioner:
             position = claim.position
             if position is None:
                 position = (await start_offsets(consumer, [tp], job.query.start))[tp]
-                await store.commit(job.query.name, job.stream, job.partition, epoch, position, None)
+                await store.commit(job.query.name, job.position_name, job.partition, epoch, position, None)
             _log.info("%s: claimed (epoch %d), re-keying from offset %d", job.name, epoch, position)
             self._health.ok(job.name)
             consumer.assign([tp])
@@ -197,7 +208,9 @@ class Repartitioner:
                 now = time.monotonic()
                 if not records and (self.maxts == marked or now - marked_at < MARK_INTERVAL_MS / 1000):
                     continue
-                await self._store.check_owner(job.query.name, job.stream, job.partition, epoch)  # fencing
+                await self._store.check_owner(
+                    job.query.name, job.position_name, job.partition, epoch
+                )  # fencing
                 delivery = Delivery(asyncio.get_running_loop())
                 await self._send_records(delivery, records, now)
                 if (
@@ -231,7 +244,7 @@ class Repartitioner:
                 position = (next_offset, maxts)
         if position is not None:
             job = self.job
-            await self._store.commit(job.query.name, job.stream, job.partition, epoch, *position)
+            await self._store.commit(job.query.name, job.position_name, job.partition, epoch, *position)
 
     async def _send_records(self, delivery: Delivery, records: list[Any], now: float) -> None:
         job = self.job

@@ -204,8 +204,7 @@ class JoinerWorker:
             for name, spec in specs.items():
                 if name in old and old[name].revision != spec.revision:
                     await self._forget(name)  # its output topic or partitions may differ now
-                    await self._store.drop_query(name)
-                    await self._rekeyers.store.drop(name)  # its internal topics' old records are skipped
+                    await self._store.drop_query(name)  # re-keying restarts under a new incarnation tag
                     _log.info("query %s redefined (revision %d): state reset", name, spec.revision)
             self._status.retain(snapshot.queries)
             for name, problem in problems.items():

@@ -89,7 +89,8 @@ class RepartitionStore:
     @staticmethod
     def key(prefix: str, query: str, stream: str, partition: int) -> str:
         """Return the hash of (query, stream, source partition); the query's length keeps a query
-        whose name extends another's apart from it."""
+        whose name extends another's apart from it. `stream` is whatever names the input's
+        repartitioners (the joiner adds the query's incarnation to it)."""
         return f"{prefix}{{{partition}}}:repart:{len(query)}:{query}:{stream}"
 
     @staticmethod
