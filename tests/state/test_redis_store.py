@@ -178,3 +178,38 @@ def test_keys_of_a_longer_name_are_not_the_shorter_ones() -> None:
     assert StateKeys.partition_of("p:", "q", StateKeys("p:", "q:rec", 1).meta) is None
     assert StateKeys.partition_of("p:", "q", StateKeys("p:", "q", 1).outbox("dead")) == 1
     assert StateKeys.partition_of("p:", "q:rec", StateKeys("p:", "q:rec", 1).records) == 1
+
+
+def test_rekeyed_entries_keep_their_source_partition(any_redis: str) -> None:
+    """Entries of a re-keyed input carry their source partition: equal offsets of two source
+    partitions are two records, the operator's own partition shares the direct readers' table
+    entry, and the duplicate filter (`sources`) is committed with the batch."""
+
+    async def test(store: RedisStateStore, r: RedisClient) -> None:
+        e = await store.claim("rk", P, "w", (TOPIC,))
+        other = Entry(0, P + 1, 5, 1_000, {"k": 1, "i": 105}, size=20)
+        mine = _entry(0, 5)  # source partition P: the same record a direct reader of P holds
+        batch = CommitBatch(
+            batch=1,
+            offsets={"internal": 9},
+            scalars={},
+            added=[(other, b'{"k": 1, "i": 105}'), (mine, _raw(5))],
+            topics=(TOPIC,),
+            sources={"b:3": 5, "b:2": 5},
+        )
+        await store.commit("rk", P, e.epoch, batch)
+        k = store.keys("", P)
+        assert set(await r.hkeys(k.table(TOPIC))) == {b"5", b"%d.5" % (P + 1)}
+        back = await store.claim("rk", P, "w2", (TOPIC,))
+        assert sorted((x.partition, x.offset, x.record["i"]) for x in back.entries) == [
+            (P, 5, 5),
+            (P + 1, 5, 105),
+        ]
+        assert back.raws == {(0, 5): _raw(5), (0, 5, P + 1): b'{"k": 1, "i": 105}'}
+        assert back.sources == {"b:3": 5, "b:2": 5}
+        await _commit(store, "rk", back.epoch, 2, (TOPIC,), expired=[other])
+        assert set(await r.hkeys(k.table(TOPIC))) == {b"5"}
+        await store.drop_query("rk")  # releases the last reference
+        assert await r.hkeys(k.table(TOPIC)) == []
+
+    _run(test, any_redis)

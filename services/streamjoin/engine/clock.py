@@ -82,6 +82,18 @@ class Clock:
             self.idle.discard(key)
         self.update_watermark()
 
+    def observe(self, stream: str, partition: int, ts: float) -> None:
+        """Note that `partition` of `stream` has sent everything up to `ts` (a progress marker of a
+        re-keyed input): its clock moves as a record at `ts` would move it, and it is active again."""
+        key = (self._index[stream], partition)
+        seen = self.max_ts.get(key, _NEG_INF)
+        if seen is None or ts > seen:
+            self.max_ts[key] = ts
+        elif key not in self.idle:
+            return
+        self.idle.discard(key)
+        self.update_watermark()
+
     # -- arrivals ---------------------------------------------------------------------------
 
     def add(

@@ -179,6 +179,10 @@ class MultiJoin:
         """Mark a partition idle (it stops holding the watermark back) or active again."""
         self._clock.set_idle(stream, partition, idle)
 
+    def observe(self, stream: str, partition: int, ts: float) -> None:
+        """Move `partition` of `stream`'s clock to `ts` without a record (a progress marker)."""
+        self._clock.observe(stream, partition, ts)
+
     def add(
         self,
         stream: str,

@@ -25,6 +25,7 @@ __all__ = [
     "add_input_topics",
     "crashed_services",
     "make_app",
+    "remove_input_topics",
 ]
 
 
@@ -148,3 +149,19 @@ def add_input_topics(app: faust.App, topics: Iterable[str], known: set[str]) -> 
         topic = app.topic(name, value_serializer="raw", key_serializer="raw")
         agents.append(app.agent(topic, name=f"streamjoin.input.{name}")(_discard))
     return agents
+
+
+async def remove_input_topics(app: faust.App, topics: Iterable[str], known: set[str]) -> None:
+    """Unsubscribe from `topics` (a deleted query's internal topics): stop their agents and drop
+    them from the conductor, so that no metadata request of the group recreates a deleted topic
+    (brokers that auto-create topics would)."""
+    names = set(topics) & known
+    if not names:
+        return
+    known -= names
+    for name in names:
+        agent = app.agents.pop(f"streamjoin.input.{name}", None)
+        if agent is not None:
+            await agent.stop()
+    for topic in [t for t in app.topics if set(t.topics) <= names]:
+        app.topics.discard(topic)

@@ -23,6 +23,7 @@ from streamjoin.engine import MalformedRecord, RecordReader, ResultFormatter
 from streamjoin.engine.entry import Entry
 from streamjoin.engine.ingest import DEFAULT_MAX_FUTURE
 from streamjoin.joiner.outbox import OutboxRecord, encode_record
+from streamjoin.joiner.rekeyed import RekeyedReader
 from streamjoin.kafka import ConsumedRecord
 from streamjoin.operator import JoinOperator
 from streamjoin.query.model import QueryDef, RangeWindow
@@ -63,7 +64,9 @@ class BatchBuilder:
         *,
         max_future: float | None = DEFAULT_MAX_FUTURE,
         max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
+        internal_topics: Mapping[str, str] | None = None,
     ) -> None:
+        """`internal_topics`: the internal topic each re-keyed input is read from (by stream)."""
         self.query = query
         self.partition = partition
         self._reader = RecordReader(query, max_future=max_future)
@@ -79,9 +82,15 @@ class BatchBuilder:
         self._dead_topic = dead_letter_topic
         self.streams_of: dict[str, list[tuple[str, int]]] = {}
         self.input_topics = tuple(inp.topic for inp in query.inputs)
-        """The topic of each input (`CommitBatch.topics`)."""
+        """The topic of each input (`CommitBatch.topics`; a re-keyed input's too: its records keep
+        their source partition and offset, so they share the window table of its topic)."""
+        internal = internal_topics or {}
         for i, inp in enumerate(query.inputs):
-            self.streams_of.setdefault(inp.topic, []).append((inp.stream, i))
+            self.streams_of.setdefault(internal.get(inp.stream, inp.topic), []).append((inp.stream, i))
+        self.direct_streams_of = {t: s for t, s in self.streams_of.items() if t not in internal.values()}
+        """`streams_of` without the internal topics (their idle source partitions are the reader's)."""
+        self.rekeyed: RekeyedReader | None = None
+        """The reader of the re-keyed inputs' internal topics (None: every input is read directly)."""
         key_ref = query.first_join_field
         self._key_input = query.input_index(key_ref.stream) if key_ref is not None else None
         self._splice = query.select is None
@@ -89,11 +98,13 @@ class BatchBuilder:
         self._spliced_record = self._formatter.splicer()
         self._has_rows = any(not isinstance(i.window, RangeWindow) for i in query.inputs)
 
-    def reset(self, entries: Iterable[Entry], raws: Mapping[tuple[int, int], bytes]) -> None:
-        """Attach their pieces to a checkpoint's entries (`raws`: their raw bytes by (input, offset))."""
-        piece = self._formatter.piece
+    def reset(self, entries: Iterable[Entry], raws: Mapping[tuple[int, ...], bytes]) -> None:
+        """Attach their pieces to a checkpoint's entries (`raws`: their raw bytes by (input, offset),
+        or (input, offset, source partition) for a re-keyed input's record of another partition)."""
+        piece, p = self._formatter.piece, self.partition
         for e in entries:
-            e.extra = piece(e.input, e.partition, e.offset, raws[(e.input, e.offset)], e.record)
+            at = (e.input, e.offset) if e.partition == p else (e.input, e.offset, e.partition)
+            e.extra = piece(e.input, e.partition, e.offset, raws[at], e.record)
 
     @property
     def topics(self) -> list[str]:
@@ -119,7 +130,10 @@ class BatchBuilder:
         malformed: dict[str, int] = {}
         late = count = 0
         newest: float | None = None
-        add, p = engine.add, self.partition
+        add = engine.add
+        rekeyed = self.rekeyed
+        if rekeyed is not None:
+            messages = rekeyed.translate(messages, now)
         decode, piece = self._decode, self._formatter.piece
         mark = engine.watermark
         if self._mark is None or self._mark[0] != mark:
@@ -130,6 +144,7 @@ class BatchBuilder:
         unformed = not math.isfinite(mark)
         for tp, msgs in messages.items():
             streams = self.streams_of.get(tp.topic, ())
+            p = tp.partition  # the operator's, or a re-keyed record's source partition (`SourceGroup`)
             last = None
             for m in msgs:
                 last = m
@@ -160,6 +175,7 @@ class BatchBuilder:
                     last_arrival[stream] = now
                 if newest is None or last.timestamp > newest:
                     newest = last.timestamp
+        sources = rekeyed.finish(offsets) if rekeyed is not None else {}
         results = engine.advance()
         delta = engine.take_delta()
         # An entry is one object from arrival to expiry, so identity tells entries apart.
@@ -187,6 +203,7 @@ class BatchBuilder:
             counters=counters,
             trims=list(trims),
             topics=self.input_topics,
+            sources=sources,
         )
         return BuiltBatch(commit, records, dead, count, newest, malformed, late)
 

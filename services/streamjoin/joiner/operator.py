@@ -32,6 +32,7 @@ from streamjoin.joiner.outbox import decode_record
 from streamjoin.joiner.positions import PositionKeeper
 from streamjoin.joiner.publisher import Publisher, PublishError
 from streamjoin.joiner.rebuild import recover
+from streamjoin.joiner.rekeyed import RekeySetup, first_offsets, new_reader, wait_positioned
 from streamjoin.kafka import (
     Consumer,
     ConsumerError,
@@ -40,7 +41,6 @@ from streamjoin.kafka import (
     end_offsets,
     new_consumer,
     start_consumer,
-    start_offsets,
 )
 from streamjoin.operator import JoinOperator, OperatorFactory
 from streamjoin.state.base import (
@@ -76,7 +76,9 @@ class PartitionOperator:
         config: OperatorConfig,
         on_status: StatusCallback,
         positions: PositionKeeper | None = None,
+        rekey: RekeySetup | None = None,
     ) -> None:
+        """`rekey`: how to read the query's re-keyed inputs (None: every input is read directly)."""
         query = factory.query
         self.query = query
         self.partition = partition
@@ -96,9 +98,11 @@ class PartitionOperator:
             outputs.dead,
             max_future=config.max_future,
             max_record_bytes=config.max_record_bytes,
+            internal_topics=rekey.internal_topics if rekey is not None else None,
         )
+        self._rekey = rekey
         self._value_prefix = ResultFormatter(query).prefix
-        self.stats = OperatorCounters(query)
+        self.stats = OperatorCounters(query, rekey.internal_topics if rekey is not None else None)
         self.operator: JoinOperator | None = None
         """The query's operator on this partition, rebuilt by every attempt."""
         self.paused = False
@@ -204,11 +208,13 @@ class PartitionOperator:
         )
         if self._positions is not None:  # Redis lost (or rolled back) what the marker has: rebuild it
             await recover(self._positions, self._builder, checkpoint)
-        operator = self._factory.build(p, journal=True)
+        rekey = self._rekey
+        operator = self._factory.build(p, journal=True, sources=rekey.sources if rekey is not None else None)
         engine = operator.engine
         if checkpoint.scalars is not None:
             engine.restore(checkpoint.entries, checkpoint.scalars)
         self._builder.reset(checkpoint.entries, checkpoint.raws)
+        self._builder.rekeyed = new_reader(rekey, checkpoint.sources, engine, self._idle_ms)
         self.operator = operator
         self.stats.restore(checkpoint.counters)
         consumer = new_consumer(
@@ -221,8 +227,7 @@ class PartitionOperator:
             offsets = dict(checkpoint.offsets)
             if not checkpoint.positioned:
                 self._report("positioning")
-                found = await start_offsets(consumer, tps.values(), self.query.start)
-                offsets = {tp.topic: off for tp, off in found.items()}
+                offsets = await first_offsets(consumer, tps.values(), self.query.start, rekey)
                 outs = {n: TopicPartition(*self.outputs.partition(n, p)) for n in ("results", "dead")}
                 ends = await end_offsets(consumer, list(outs.values()))
                 batch_no += 1
@@ -242,6 +247,7 @@ class PartitionOperator:
             if self._positions is not None:
                 self._positions.reset(checkpoint)
             trims = await self._recover_outboxes(consumer, checkpoint)
+            await wait_positioned(rekey, self._stopping)  # `running` once the sources are positioned too
             self._health.ok(self._component)
             self._report("running")
             _log.info("%s: running from offsets %s", self._component, offsets)
@@ -272,15 +278,7 @@ class PartitionOperator:
             first = box.acked + 1
             skip = max(published - first + 1, 0)
             todo = [decode_record(raw) for raw in box.pending[skip:]]
-            _log.info(
-                "%s: outbox %s holds %d..%d, %d already published; publishing %d",
-                self._component,
-                name,
-                first,
-                box.seq,
-                skip,
-                len(todo),
-            )
+            _log.info("%s: outbox %s holds %d..%d, %d published", self._component, name, first, box.seq, skip)
             if todo:
                 offset = await self._publisher.publish(
                     topic,
@@ -314,8 +312,8 @@ class PartitionOperator:
         idle_tracker = IdleTracker(
             operator.engine.set_idle,
             p,
-            self._builder.streams_of,
-            self.query.stream_names,
+            self._builder.direct_streams_of,
+            [s for topic in self._builder.direct_streams_of.values() for s, _ in topic],
             self._idle_ms,
             time.monotonic(),
         )
@@ -332,6 +330,8 @@ class PartitionOperator:
             data = await fetch_evenly(consumer, tp_list, self._config.max_batch, self._config.poll_ms)
             now = time.monotonic()
             idle_changed = idle_tracker.update(data, now)
+            if self._builder.rekeyed is not None and self._builder.rekeyed.update_idle(now):
+                idle_changed = True
             if not data and not idle_changed and not trims:
                 continue
             built = self._builder.build(

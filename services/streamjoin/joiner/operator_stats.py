@@ -25,14 +25,15 @@ __all__ = ["OperatorCounters", "window_stats"]
 class OperatorCounters:
     """Counters, lag and latency of one (query, partition) operator."""
 
-    def __init__(self, query: QueryDef) -> None:
-        """Count for `query`."""
+    def __init__(self, query: QueryDef, internal_topics: Mapping[str, str] | None = None) -> None:
+        """Count for `query` (`internal_topics`: where each re-keyed input is read, by stream)."""
         self.query = query
         self.counters: dict[str, int] = {}
         self.published: dict[str, int] = {"results": 0, "dead": 0}
         self.latency = LatencyHistogram()
         self.consumer_lag: dict[str, int] = {}
-        self._topic_streams = [(i.topic, i.stream) for i in query.inputs]
+        internal = internal_topics or {}
+        self._topic_streams = [(internal.get(i.stream, i.topic), i.stream) for i in query.inputs]
 
     def restore(self, committed: Mapping[str, int]) -> None:
         """Continue from the committed counters."""
@@ -54,8 +55,10 @@ class OperatorCounters:
         for stream, n in built.malformed.items():
             c[f"malformed:{stream}"] = c.get(f"malformed:{stream}", 0) + n
         for topic, stream in self._topic_streams:
+            if topic not in offsets:
+                continue
             high = highwater(TopicPartition(topic, partition))
-            if high is not None and topic in offsets:
+            if high is not None:
                 self.consumer_lag[stream] = max(high - offsets[topic], 0)
 
     def observe_latency(self, seconds: float, count: int) -> None:

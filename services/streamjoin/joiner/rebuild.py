@@ -137,7 +137,7 @@ async def _tail_start(consumer: Consumer, tp: TopicPartition, start: int, at: fl
 
 async def _read_entries(
     consumer: Consumer, marker: Marker, topics: tuple[str, ...], partition: int
-) -> tuple[list[Entry], dict[tuple[int, int], bytes], int]:
+) -> tuple[list[Entry], dict[tuple[int, ...], bytes], int]:
     """Return the marker's entries with their record bytes read from the input topics, and how many
     records were read for them."""
     wanted: dict[str, set[int]] = {}
@@ -169,7 +169,7 @@ async def _read_entries(
                         got[m.offset] = m.value
         found[topic] = got
     entries: list[Entry] = []
-    raws: dict[tuple[int, int], bytes] = {}
+    raws: dict[tuple[int, ...], bytes] = {}
     for input_index, offset, header in marker.entries:
         raw = found[topics[input_index]].get(offset)
         if raw is None:

@@ -34,6 +34,8 @@ class QuerySpec:
     incarnation: str = ""
     """`<created_at>:<revision>` of the registry record: a query deleted and registered again under
     its name, or redefined, is another incarnation (its progress markers are not this one's)."""
+    created_at: float = 0.0
+    """When the query was registered (with `revision`, it tags the records of its internal topics)."""
 
     @classmethod
     def of(cls, record: QueryRecord) -> QuerySpec:
@@ -41,7 +43,13 @@ class QuerySpec:
         query = record.effective()
         incarnation = f"{record.created_at!r}:{record.revision}"
         return cls(
-            record.name, query, record.revision, record.controls.paused, dumps(dump_query(query)), incarnation
+            record.name,
+            query,
+            record.revision,
+            record.controls.paused,
+            dumps(dump_query(query)),
+            incarnation,
+            record.created_at,
         )
 
     @property

@@ -16,23 +16,24 @@ import os
 import tempfile
 import time
 from collections.abc import Coroutine, Iterable
-from dataclasses import replace
 from typing import Any
 
-from streamjoin.joiner.app import add_input_topics, crashed_services, make_app
+from streamjoin.joiner.app import add_input_topics, make_app, remove_input_topics
 from streamjoin.joiner.config import WorkerConfig
 from streamjoin.joiner.health import Health, serve_readiness
 from streamjoin.joiner.operator import OutputTopics, PartitionOperator
-from streamjoin.joiner.operator_stats import window_stats
 from streamjoin.joiner.planning import QueryFactories
 from streamjoin.joiner.positions import PositionLog
 from streamjoin.joiner.publisher import Publisher
+from streamjoin.joiner.query_layout import QueryLayout, lay_out, possible_internal_topics, status_note
 from streamjoin.joiner.registry_epoch import RegistryEpoch
 from streamjoin.joiner.registry_watch import QuerySpec, specs_from_snapshot
+from streamjoin.joiner.repartitioners import Repartitioners
 from streamjoin.joiner.status import StatusReporter
 from streamjoin.joiner.tasks import every, retry_until_stopped
-from streamjoin.joiner.topic_setup import ANCHOR_TOPIC, ensure_anchor_topic, ensure_output_topics
-from streamjoin.kafka import Consumer, ConsumerError, KafkaClients, new_consumer, partition_counts
+from streamjoin.joiner.topic_setup import ANCHOR_TOPIC, ensure_anchor_topic
+from streamjoin.joiner.worker_checks import check_faust, probe_kafka, publish_stats
+from streamjoin.kafka import Consumer, KafkaClients, new_consumer
 from streamjoin.registry import RegistryStore
 from streamjoin.settings import Settings
 from streamjoin.state.redis import RedisStateStore
@@ -40,8 +41,6 @@ from streamjoin.state.redis import RedisStateStore
 __all__ = ["JoinerWorker"]
 
 _log = logging.getLogger(__name__)
-_DEFAULT_DEAD_LETTER = "streamjoin.dead-letter"
-_KAFKA_PROBE_TIMEOUT_S = 2.0
 OpKey = tuple[str, int]
 
 
@@ -67,6 +66,8 @@ class JoinerWorker:
         self._specs: dict[str, QuerySpec] = {}
         self._outputs: dict[str, OutputTopics] = {}
         self._partitions: dict[str, int] = {}
+        self._layouts: dict[str, QueryLayout] = {}
+        self._rekeyers = Repartitioners.from_settings(settings, config, self._kafka, self.health)
         self._assigned: set[tuple[str, int]] = set()
         self._ops: dict[OpKey, PartitionOperator] = {}
         self._op_fingerprint: dict[OpKey, str] = {}
@@ -138,6 +139,7 @@ class JoinerWorker:
         await asyncio.gather(*tasks, return_exceptions=True)
         async with self._lock:
             await self._stop_ops(list(self._ops), released="the worker stopped")
+            await self._rekeyers.close()
         if self._app is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._app.stop(), self.config.shutdown_timeout_ms / 2000)
@@ -166,7 +168,8 @@ class JoinerWorker:
     # -- registry -----------------------------------------------------------------------------
 
     def _all_topics(self) -> set[str]:
-        return {t for spec in self._specs.values() for t in spec.topics}
+        internal = {t for layout in self._layouts.values() for t in layout.internal_topics}
+        return internal | {t for spec in self._specs.values() for t in spec.topics}
 
     async def _watch_registry(self) -> None:
         while True:
@@ -195,14 +198,16 @@ class JoinerWorker:
             self._specs, self._version = specs, snapshot.version
             for name in set(old) - set(specs):
                 await self._positions.forget(name, range(self._partitions.get(name, 0)))
-                await self._forget(name)
+                internal = await self._forget(name)
                 self._factories.drop(name)
                 dropped = await self._store.drop_query(name)
+                internal = (*internal, *possible_internal_topics(old[name].query))
+                await self._rekeyers.drop(name, internal, self._unsubscribe)
                 _log.info("query %s deleted: dropped %d state keys", name, dropped)
             for name, spec in specs.items():
                 if name in old and old[name].revision != spec.revision:
                     await self._forget(name)  # its output topic or partitions may differ now
-                    await self._store.drop_query(name)
+                    await self._store.drop_query(name)  # re-keying restarts under a new incarnation tag
                     _log.info("query %s redefined (revision %d): state reset", name, spec.revision)
             self._status.retain(snapshot.queries)
             for name, problem in problems.items():
@@ -212,12 +217,19 @@ class JoinerWorker:
             await agent.start()
         await self._reconcile()
 
-    async def _forget(self, name: str) -> None:
-        """Stop query `name`'s operators and forget what was found about it (deleted or redefined)."""
+    async def _forget(self, name: str) -> tuple[str, ...]:
+        """Stop query `name`'s operators and repartitioners and forget what was found about it
+        (deleted or redefined); return its internal topics."""
         await self._stop_ops([k for k in self._ops if k[0] == name])
+        await self._rekeyers.stop([k for k in self._rekeyers.running if k[0] == name])
         self._outputs.pop(name, None)
         self._partitions.pop(name, None)
+        layout = self._layouts.pop(name, None)
         self._status.forget(name)
+        return layout.internal_topics if layout is not None else ()
+
+    async def _unsubscribe(self, topics: tuple[str, ...]) -> None:
+        await remove_input_topics(self._app, topics, self._known_topics)
 
     # -- assignment ---------------------------------------------------------------------------
 
@@ -227,6 +239,7 @@ class JoinerWorker:
             self._assigned -= lost
             doomed = [k for k in self._ops if not self._owned(k)]
             await self._stop_ops(doomed, released="a rebalance")
+            await self._rekeyers.sync(self._wanted_jobs())
             await self._flush_publisher()
 
     async def _on_assigned(self, sender: Any, assigned: Iterable[Any], **_: Any) -> None:
@@ -248,8 +261,18 @@ class JoinerWorker:
         self._background(run())
 
     def _owned(self, key: OpKey) -> bool:
-        spec = self._specs.get(key[0])
-        return spec is not None and all((t, key[1]) in self._assigned for t in spec.topics)
+        layout = self._layouts.get(key[0])
+        return layout is not None and all((t, key[1]) in self._assigned for t in layout.operator_topics)
+
+    def _wanted_jobs(self) -> list[Any]:
+        """Return the repartitioner jobs of the source partitions assigned to this worker."""
+        return [
+            job
+            for name, layout in self._layouts.items()
+            if name in self._specs and not self._specs[name].paused
+            for job in layout.jobs
+            if (job.topic, job.partition) in self._assigned
+        ]
 
     async def _reconcile(self) -> None:
         """Start the operators this worker should run and stop the others."""
@@ -273,36 +296,32 @@ class JoinerWorker:
                     self._ops[key].paused = spec.paused
                     continue
                 self._start_op(key, spec)
+            await self._rekeyers.sync(self._wanted_jobs())
+        for agent in add_input_topics(self._app, self._all_topics(), self._known_topics):
+            await agent.start()  # a new query's internal topics
         await self._sync_status()
 
     async def _prepare_queries(self) -> None:
-        """Find each query's partition count and make sure its output topics exist."""
+        """Lay each new query out (partitioning plan, topics: `query_layout`)."""
         assert self._meta is not None
         for name, spec in self._specs.items():
-            if name in self._outputs:
+            if name in self._layouts:
                 self._status.problem(name, None)
                 continue
-            counts = await partition_counts(self._meta, self._kafka, spec.topics)
-            problem = None
-            if len(counts) < len(spec.topics):
-                problem = f"input topic(s) {sorted(set(spec.topics) - set(counts))} missing"
-            elif len(set(counts.values())) != 1:
-                problem = f"inputs are not co-partitioned: {dict(sorted(counts.items()))}"
+            layout = await lay_out(spec, self._meta, self._kafka, self._rekeyers.store)
+            problem = layout if isinstance(layout, str) else None
             self._status.problem(name, problem)
-            if problem is not None:
-                _log.warning("query %s: %s", name, problem)
+            if isinstance(layout, str):
+                _log.warning("query %s: %s", name, layout)
                 continue
-            partitions = next(iter(counts.values()))
-            dead = spec.query.dead_letter_topic or _DEFAULT_DEAD_LETTER
-            created = await asyncio.to_thread(
-                ensure_output_topics, self._kafka, spec.query.output_topic, dead, partitions
-            )
-            self._outputs[name] = OutputTopics(
-                spec.query.output_topic, created[0], dead, created[1], partitions
-            )
-            self._partitions[name] = partitions
+            await self._registry.write_partitioning(name, layout.plan)  # `/plan`, the query status
+            self._layouts[name] = layout
+            self._outputs[name] = layout.outputs
+            self._partitions[name] = layout.partitions
+            _log.info("query %s: %s", name, status_note(layout.plan) or "every input read directly")
 
     def _start_op(self, key: OpKey, spec: QuerySpec) -> None:
+        rekey, outputs = self._layouts[spec.name].rekey, self._outputs[key[0]]
         assert self._publisher is not None
         op = PartitionOperator(
             self._factories.factory(spec.query),
@@ -315,7 +334,10 @@ class JoinerWorker:
             health=self.health,
             config=self.config.operator,
             on_status=self._on_status,
-            positions=self._positions.keeper(*key, spec.incarnation, self._store, self._outputs[key[0]]),
+            # A re-keyed query's entries come from its sources' partitions, which the rebuild does not
+            # read yet: it is not rebuilt after a Redis loss (docs/registry.md, "Lost state").
+            positions=None if rekey else self._positions.keeper(*key, spec.incarnation, self._store, outputs),
+            rekey=rekey,
         )
         op.paused = spec.paused
         self._ops[key] = op
@@ -361,39 +383,14 @@ class JoinerWorker:
         self._kick()
 
     async def _check_faust(self) -> None:
-        """Not ready while Faust's conductor or consumer is crashed (it would never rebalance again)."""
-        crashed = crashed_services(self._app) if self._app is not None else []
-        if crashed:
-            self.health.fail("faust", "; ".join(crashed))
-        else:
-            self.health.ok("faust")
+        check_faust(self._app, self.health)
 
     async def _probe_kafka(self) -> None:
-        """Not ready while no broker answers a metadata request in time.
-
-        A stopped or unreachable broker leaves the operators' fetches and the producer's deliveries
-        waiting for their own timeouts (40 s and 5 min): nothing fails, nothing is lost, and nothing
-        else would show that the worker is stuck.
-        """
         assert self._meta is not None
-        try:
-            await asyncio.wait_for(self._meta.topics(), _KAFKA_PROBE_TIMEOUT_S)
-        except TimeoutError as exc:
-            raise TimeoutError(f"no broker answered within {_KAFKA_PROBE_TIMEOUT_S:g} s") from exc
-        except ConsumerError as exc:
-            raise ConnectionError(f"broker: {exc}") from exc
+        await probe_kafka(self._meta)
 
     async def _publish_stats(self) -> None:
-        ops = list(self._ops.items())
-        # The shared window tables are the same for every query reading a topic: read each once.
-        tables = await self._store.table_sizes({(p, i.topic) for (_, p), op in ops for i in op.query.inputs})
-        for (q, p), op in ops:
-            windows = window_stats(
-                op.query, op.engine, {i.topic: tables[(p, i.topic)] for i in op.query.inputs}
-            )
-            failing_since = op.error[1] if op.error is not None else None
-            stats = replace(op.stats.snapshot(op.engine), failing_since=failing_since)
-            await self._registry.write_stats(q, p, stats, windows)
+        await publish_stats(self._store, self._registry, list(self._ops.items()))
 
     async def _replan(self) -> None:
         await self._factories.replan(self._registry, [(q, op) for (q, _), op in self._ops.items()])

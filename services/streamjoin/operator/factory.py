@@ -16,6 +16,7 @@ when the host plans (the joiner estimates its cost for the Control Tables).
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from streamjoin.engine import MultiJoin
@@ -52,14 +53,24 @@ class OperatorFactory:
         self._replan_every = replan_every if auto else None
         self._observe = auto or replan_every is None
 
-    def build(self, partition: int | None = None, **engine_options: Any) -> JoinOperator:
+    def build(
+        self,
+        partition: int | None = None,
+        *,
+        sources: Mapping[str, Iterable[int]] | None = None,
+        **engine_options: Any,
+    ) -> JoinOperator:
         """Return a new operator running the planner's current plan.
 
         Args:
             partition: the one partition of every input it reads (default: partition 0 of each).
+            sources: inputs read with other partitions than `partition` (a re-keyed input: every
+                source partition of its topic), which each hold the watermark.
             engine_options: more `MultiJoin` options (`journal`, `store_factory`, `buckets`).
         """
         partitions = None if partition is None else {s: [partition] for s in self.query.stream_names}
+        if sources:
+            partitions = {**(partitions or {}), **{s: list(ps) for s, ps in sources.items()}}
         engine = MultiJoin(self.query, self.planner.plan, partitions=partitions, **engine_options)
         collector = StatsCollector(self.query) if self._observe else None
         return JoinOperator(

@@ -65,8 +65,11 @@ class Checkpoint:
     counters: dict[str, int]
     output_start: dict[str, int]
     """Per outbox, the output partition's end offset when the operator was first positioned."""
-    raws: dict[tuple[int, int], bytes] = field(default_factory=dict)
-    """The raw record bytes of each entry, by (input, offset), from the shared window tables."""
+    raws: dict[tuple[int, ...], bytes] = field(default_factory=dict)
+    """The raw record bytes of each entry, by (input, offset), from the shared window tables; an
+    entry of another partition than the operator's (a re-keyed input) by (input, offset, partition)."""
+    sources: dict[str, int] = field(default_factory=dict)
+    """`CommitBatch.sources` as last committed."""
 
     @property
     def positioned(self) -> bool:
@@ -108,6 +111,9 @@ class CommitBatch:
     topics: Sequence[str] = ()
     """The topic of each input, in input order: it names the shared window table of an entry's
     record. Required when the batch adds or expires entries."""
+    sources: Mapping[str, int] = field(default_factory=dict)
+    """Re-keyed inputs: the highest source offset read so far per `<stream>:<source partition>`
+    (the operator's duplicate filter, docs/exactly-once.md "Re-keyed inputs")."""
 
 
 class StateStore(Protocol):

@@ -34,7 +34,7 @@ from streamjoin.state.base import (
     StateUnavailableError,
     Trim,
 )
-from streamjoin.state.redis.codec import field_of, pack_entry, parse_field, unpack_entry
+from streamjoin.state.redis.codec import field_of, pack_entry, parse_field, raw_key, record_id, unpack_entry
 from streamjoin.state.redis.connect import connect
 from streamjoin.state.redis.keys import StateKeys
 from streamjoin.state.redis.scripts import CLAIM, COMMIT, DROP, OUTBOXES, TRIM
@@ -45,6 +45,7 @@ _T = TypeVar("_T")
 _OFFSET = "offset:"
 _COUNT = "count:"
 _START = "start:"
+_SOURCE = "source:"
 
 
 class RedisStateStore:
@@ -151,7 +152,7 @@ class RedisStateStore:
         meta = {key.decode(): value.decode() for key, value in meta_raw.items()}
         seq_of = {f.decode(): int(v) for f, v in seqs.items()}
         entries = [
-            unpack_entry(f, partition, header, raws[at], seq_of.get(f))
+            unpack_entry(f, partition, header, raws[raw_key(*at)], seq_of.get(f))
             for f, at, header in zip(fields, where, records.values(), strict=True)
         ]
         outboxes = {
@@ -174,29 +175,33 @@ class RedisStateStore:
             counters={f[len(_COUNT) :]: int(v) for f, v in meta.items() if f.startswith(_COUNT)},
             output_start={f[len(_START) :]: int(v) for f, v in meta.items() if f.startswith(_START)},
             raws=raws,
+            sources={f[len(_SOURCE) :]: int(v) for f, v in meta.items() if f.startswith(_SOURCE)},
         )
 
     async def _read_tables(
-        self, k: StateKeys, topics: Sequence[str], wanted: Sequence[tuple[int, int]]
-    ) -> dict[tuple[int, int], bytes]:
-        """Return the record bytes of (input, offset)s from the shared tables (the caller holds a
-        reference to each, so none can go away in between)."""
-        by_topic: dict[str, list[tuple[int, int]]] = {}
-        for input_index, offset in wanted:
-            by_topic.setdefault(topics[input_index], []).append((input_index, offset))
+        self, k: StateKeys, topics: Sequence[str], wanted: Sequence[tuple[int, int | None, int]]
+    ) -> dict[tuple[int, ...], bytes]:
+        """Return the record bytes of (input, source partition or None, offset)s from the shared
+        tables, by `raw_key` (the caller holds a reference to each, so none can go away in between)."""
+        by_topic: dict[str, list[tuple[int, int | None, int]]] = {}
+        for item in wanted:
+            by_topic.setdefault(topics[item[0]], []).append(item)
 
         async def run() -> list[Any]:
             async with self._redis.pipeline(transaction=False) as pipe:
                 for topic, items in by_topic.items():
-                    pipe.hmget(k.table(topic), [b"%d" % offset for _, offset in items])
+                    pipe.hmget(
+                        k.table(topic),
+                        [b"%d" % off if part is None else b"%d.%d" % (part, off) for _, part, off in items],
+                    )
                 return await pipe.execute()
 
-        found: dict[tuple[int, int], bytes] = {}
+        found: dict[tuple[int, ...], bytes] = {}
         for items, values in zip(by_topic.values(), await _guard(run), strict=True):
             for item, raw in zip(items, values, strict=True):
                 if raw is None:
                     raise RuntimeError(f"record {item} of {k.query}[{k.partition}] is missing from its table")
-                found[item] = raw
+                found[raw_key(*item)] = raw
         return found
 
     async def commit(self, query: str, partition: int, epoch: int, batch: CommitBatch) -> None:
@@ -208,19 +213,22 @@ class RedisStateStore:
         add_offsets: list[list[bytes]] = [[] for _ in tables]
         add_pairs: list[list[bytes]] = [[] for _ in tables]
         rec_args: list[Any] = []
+        # An entry of another partition (a re-keyed input's record) is named `partition.offset`.
         for entry, raw in batch.added:
-            offset_text = b"%d" % entry.offset
+            offset_text = (
+                b"%d" % entry.offset if entry.partition == partition else record_id(entry, partition)
+            )
             rec_args += (b"%d:%s" % (entry.input, offset_text), pack_entry(entry))
             t = slot[entry.input]
             add_offsets[t].append(offset_text)
             add_pairs[t] += (offset_text, raw)
         seq_args: list[Any] = []
         for entry in batch.released:  # never one added in this batch (`CommitBatch.released`)
-            seq_args += (field_of(entry), entry.seq)
+            seq_args += (field_of(entry, partition), entry.seq)
         deleted: list[bytes] = []
         releases: list[list[bytes]] = [[] for _ in tables]
         for e in batch.expired:
-            offset_text = b"%d" % e.offset
+            offset_text = b"%d" % e.offset if e.partition == partition else record_id(e, partition)
             deleted.append(b"%d:%s" % (e.input, offset_text))
             releases[slot[e.input]].append(offset_text)
         meta_args: list[Any] = ["scalars", json.dumps(batch.scalars)]
@@ -230,6 +238,8 @@ class RedisStateStore:
             meta_args += (_OFFSET + topic, offset)
         for name, offset in batch.output_start.items():
             meta_args += (_START + name, offset)
+        for name, offset in batch.sources.items():
+            meta_args += (_SOURCE + name, offset)
         incr_args: list[Any] = []
         for name, value in batch.counters.items():
             if value:

@@ -207,7 +207,7 @@ DROP = (
 local fields = redis.call('HKEYS', KEYS[2])
 local releases = {}
 for _, f in ipairs(fields) do
-  local input, offset = string.match(f, '^(%d+):(%d+)$')
+  local input, offset = string.match(f, '^(%d+):([%d.]+)$')
   local t = tonumber(ARGV[tonumber(input) + 1])
   if t ~= nil then
     if releases[t] == nil then releases[t] = {} end

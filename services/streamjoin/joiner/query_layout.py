@@ -1,0 +1,104 @@
+"""How a worker lays a query out on Kafka: its partitioning plan, topics, and what each operator and
+repartitioner reads (docs/joiner.md, "Re-keyed inputs").
+
+From the partition counts of the query's topics the worker computes the `PartitioningPlan`
+(`streamjoin.query.partitioning`), creates the output and dead-letter topics and one internal topic
+per re-keyed input with the plan's N partitions, and keeps the result as a `QueryLayout`: the topics
+an operator reads (partition q of each: the direct inputs' topics and the internal topics), and the
+source partitions a repartitioner runs for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from dataclasses import dataclass
+
+from streamjoin.joiner.operator_config import OutputTopics
+from streamjoin.joiner.registry_watch import QuerySpec
+from streamjoin.joiner.rekey_format import generation
+from streamjoin.joiner.rekeyed import RekeyedInput, RekeySetup
+from streamjoin.joiner.repartitioner import RekeyJob, position_name
+from streamjoin.joiner.topic_setup import ensure_internal_topics, ensure_output_topics
+from streamjoin.kafka import Consumer, KafkaClients, partition_counts
+from streamjoin.query.model import QueryDef
+from streamjoin.query.partitioning import PartitioningPlan, plan_partitioning, repartition_topic
+from streamjoin.state.redis.repartition_store import RepartitionStore
+
+__all__ = ["DEFAULT_DEAD_LETTER", "QueryLayout", "lay_out", "possible_internal_topics", "status_note"]
+
+DEFAULT_DEAD_LETTER = "streamjoin.dead-letter"
+
+
+@dataclass(frozen=True, slots=True)
+class QueryLayout:
+    """A query as laid out on Kafka by its partitioning plan."""
+
+    plan: PartitioningPlan
+    outputs: OutputTopics
+    rekey: RekeySetup | None
+    """How operators read the re-keyed inputs (None: every input is read directly)."""
+    jobs: tuple[RekeyJob, ...]
+    """One per (re-keyed input, source partition)."""
+
+    @property
+    def partitions(self) -> int:
+        """Return N, the query's operator partitions."""
+        return self.plan.partitions
+
+    @property
+    def operator_topics(self) -> tuple[str, ...]:
+        """Return the topics whose partition q an operator q reads."""
+        rekeyed = self.rekey.internal_topics if self.rekey is not None else {}
+        return tuple(dict.fromkeys(rekeyed.get(r.stream, r.topic) for r in self.plan.routes))
+
+    @property
+    def internal_topics(self) -> tuple[str, ...]:
+        """Return the query's internal topics."""
+        return tuple(r.internal_topic for r in self.plan.rekeyed if r.internal_topic is not None)
+
+
+def possible_internal_topics(query: QueryDef) -> tuple[str, ...]:
+    """Return the internal topic every input of `query` would have if re-keyed (what a deleted
+    query may have left, whether or not this worker laid it out)."""
+    return tuple(repartition_topic(query.name, i.stream) for i in query.inputs)
+
+
+def status_note(plan: PartitioningPlan) -> str | None:
+    """Return what the query status says of the re-keyed inputs (None when there are none)."""
+    if not plan.rekeyed:
+        return None
+    parts = [f"{r.stream} ({r.reason}) via {r.internal_topic}" for r in plan.rekeyed]
+    single = "; single partition" if plan.single_partition else ""
+    return f"repartitioned: {', '.join(parts)}{single}"
+
+
+async def lay_out(
+    spec: QuerySpec, meta: Consumer, kafka: KafkaClients, store: RepartitionStore
+) -> QueryLayout | str:
+    """Return the layout of `spec`, creating its topics; or the problem that stops it (a topic missing)."""
+    counts = await partition_counts(meta, kafka, spec.topics)
+    if len(counts) < len(spec.topics):
+        return f"input topic(s) {sorted(set(spec.topics) - set(counts))} missing"
+    query = spec.query
+    plan = plan_partitioning(query, counts)
+    n = plan.partitions
+    dead = query.dead_letter_topic or DEFAULT_DEAD_LETTER
+    created = await asyncio.to_thread(ensure_output_topics, kafka, query.output_topic, dead, n)
+    outputs = OutputTopics(query.output_topic, created[0], dead, created[1], n)
+    rekeyed = [(r, r.internal_topic) for r in plan.rekeyed if r.internal_topic is not None]
+    if not rekeyed:
+        return QueryLayout(plan, outputs, None, ())
+    problem = await asyncio.to_thread(ensure_internal_topics, kafka, [t for _, t in rekeyed], n)
+    if problem is not None:
+        return problem
+    gen = generation(spec.created_at, spec.revision)
+    inputs = tuple(RekeyedInput(r.stream, r.topic, t, counts[r.topic]) for r, t in rekeyed)
+    sources = [(position_name(gen, i.stream), s) for i in inputs for s in range(i.sources)]
+    setup = RekeySetup(inputs, gen, functools.partial(store.positioned, spec.name, sources))
+    jobs = tuple(
+        RekeyJob(query, r.stream, r.topic, s, r.attribute, t, n, gen)
+        for r, t in rekeyed
+        for s in range(counts[r.topic])
+    )
+    return QueryLayout(plan, outputs, setup, jobs)

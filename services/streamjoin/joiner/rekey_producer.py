@@ -1,0 +1,134 @@
+"""The idempotent producer every repartitioner of a worker writes its internal topics with.
+
+One librdkafka producer per worker (made when the worker first runs a repartitioner): idempotent, so
+each internal partition receives every repartitioner's records in the order they were produced and
+without duplicates of its own retries; records expire after `message_timeout_ms` (the session
+timeout), so a worker frozen long enough to lose its source partitions cannot write them later.
+A `Delivery` counts the acknowledgements of one batch and resolves once all arrived (or one failed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from typing import Any
+
+from streamjoin.kafka import DeliveryError, KafkaClients, ProducerError, new_producer
+
+__all__ = ["Delivery", "Header", "RekeyProducer"]
+
+_log = logging.getLogger(__name__)
+_LIBRDKAFKA_LOG = logging.getLogger("streamjoin.joiner.librdkafka")
+
+Header = tuple[str, str | bytes | None]
+
+
+class Delivery:
+    """The acknowledgements of one batch of records: `future` resolves when all are written."""
+
+    __slots__ = ("_left", "_lock", "_loop", "future")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._lock = threading.Lock()  # the poll thread acknowledges, the loop counts and seals
+        self._left = 1  # the batch itself, released by `seal`
+        self.future: asyncio.Future[None] = loop.create_future()
+
+    def expect(self, count: int = 1) -> None:
+        """Count `count` more records of the batch (before they are queued: -1 takes one back)."""
+        with self._lock:
+            self._left += count
+
+    def seal(self) -> None:
+        """Every record of the batch is queued."""
+        self.done(None, None)
+
+    def done(self, error: DeliveryError | None, _msg: Any) -> None:
+        """librdkafka's delivery callback (poll thread); also `seal`'s (loop thread)."""
+        if error is not None:
+            self._loop.call_soon_threadsafe(_fail, self.future, f"{error.name()}: {error.str()}")
+            return
+        with self._lock:
+            self._left -= 1
+            last = self._left == 0
+        if last:
+            self._loop.call_soon_threadsafe(_succeed, self.future)
+
+
+class RekeyProducer:
+    """Produce re-keyed records and markers; `close` flushes (bounded) and stops the poll thread."""
+
+    def __init__(
+        self, kafka: KafkaClients, *, client_id: str, message_timeout_ms: int, linger_ms: int = 5
+    ) -> None:
+        self._producer = new_producer(
+            {
+                **kafka.librdkafka,
+                "bootstrap.servers": kafka.bootstrap,
+                "client.id": client_id,
+                "enable.idempotence": True,
+                "linger.ms": linger_ms,
+                "batch.size": 1 << 20,
+                "queue.buffering.max.messages": 1_000_000,
+                "compression.type": "none",
+                "message.timeout.ms": message_timeout_ms,
+                "logger": _LIBRDKAFKA_LOG,
+            }
+        )
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._poll, name="streamjoin-rekey-producer", daemon=True)
+        self._thread.start()
+
+    def _poll(self) -> None:
+        while not self._stop.is_set():
+            self._producer.poll(0.05)
+
+    def send(
+        self,
+        delivery: Delivery,
+        topic: str,
+        partition: int,
+        value: bytes | None,
+        key: bytes | None,
+        headers: list[Header],
+        timestamp: int,
+    ) -> None:
+        """Queue one record of `delivery`'s batch; raise `BufferError` while librdkafka's queue is
+        full (nothing queued: the caller waits and sends it again)."""
+        delivery.expect()
+        try:
+            self._producer.produce(
+                topic,
+                value,
+                key,
+                partition=partition,
+                headers=headers,
+                timestamp=timestamp,
+                on_delivery=delivery.done,
+            )
+        except BufferError:
+            delivery.expect(-1)
+            raise
+        except ProducerError as exc:
+            delivery.expect(-1)
+            raise RuntimeError(f"producing to {topic}[{partition}] failed: {exc}") from exc
+
+    def close(self, timeout_ms: int = 2_000) -> None:
+        """Flush (bounded), drop what is left (the sources are re-read from their positions)."""
+        left = self._producer.flush(timeout_ms / 1000)
+        if left:
+            _log.warning("%d re-keyed records not delivered at shutdown (re-read later)", left)
+            self._producer.purge()
+        self._stop.set()
+        self._thread.join(timeout=1.0)
+
+
+def _succeed(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+def _fail(future: asyncio.Future[None], reason: str) -> None:
+    if not future.done():
+        future.set_exception(RuntimeError(f"re-keyed records not written: {reason}"))

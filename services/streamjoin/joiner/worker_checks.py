@@ -1,0 +1,57 @@
+"""The worker's periodic checks and statistics (moved out of `worker.py` to keep it small)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from streamjoin.joiner.app import crashed_services
+from streamjoin.joiner.health import Health
+from streamjoin.joiner.operator import PartitionOperator
+from streamjoin.joiner.operator_stats import window_stats
+from streamjoin.kafka import Consumer, ConsumerError
+from streamjoin.registry import RegistryStore
+from streamjoin.state.redis import RedisStateStore
+
+__all__ = ["check_faust", "probe_kafka", "publish_stats"]
+
+_KAFKA_PROBE_TIMEOUT_S = 2.0
+
+
+def check_faust(app: Any, health: Health) -> None:
+    """Not ready while Faust's conductor or consumer is crashed (it would never rebalance again)."""
+    crashed = crashed_services(app) if app is not None else []
+    if crashed:
+        health.fail("faust", "; ".join(crashed))
+    else:
+        health.ok("faust")
+
+
+async def probe_kafka(meta: Consumer) -> None:
+    """Not ready while no broker answers a metadata request in time.
+
+    A stopped or unreachable broker leaves the operators' fetches and the producer's deliveries
+    waiting for their own timeouts (40 s and 5 min): nothing fails, nothing is lost, and nothing
+    else would show that the worker is stuck.
+    """
+    try:
+        await asyncio.wait_for(meta.topics(), _KAFKA_PROBE_TIMEOUT_S)
+    except TimeoutError as exc:
+        raise TimeoutError(f"no broker answered within {_KAFKA_PROBE_TIMEOUT_S:g} s") from exc
+    except ConsumerError as exc:
+        raise ConnectionError(f"broker: {exc}") from exc
+
+
+async def publish_stats(
+    store: RedisStateStore, registry: RegistryStore, ops: Sequence[tuple[tuple[str, int], PartitionOperator]]
+) -> None:
+    """Write every operator's statistics (`streamjoin:stats:{query}:{partition}`)."""
+    # The shared window tables are the same for every query reading a topic: read each once.
+    tables = await store.table_sizes({(p, i.topic) for (_, p), op in ops for i in op.query.inputs})
+    for (q, p), op in ops:
+        windows = window_stats(op.query, op.engine, {i.topic: tables[(p, i.topic)] for i in op.query.inputs})
+        failing_since = op.error[1] if op.error is not None else None
+        stats = replace(op.stats.snapshot(op.engine), failing_since=failing_since)
+        await registry.write_stats(q, p, stats, windows)

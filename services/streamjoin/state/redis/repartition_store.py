@@ -1,0 +1,176 @@
+"""Where each repartitioner of a re-keyed input stands, in Redis (docs/exactly-once.md, "Re-keyed inputs").
+
+One hash per (query, input, source partition), hash-tagged by the source partition like the
+operators' state: `epoch`, `owner`, `claimed_at`, `position` (the next source offset to re-key) and
+`maxts` (the largest timestamp re-keyed so far, JSON). The owner epoch is drawn from the partition's
+counter (`StateKeys.epochs`), so a repartitioner that lost its source partition cannot commit or
+produce any more (each produce is preceded by `check_owner`).
+
+>>> RepartitionStore.key("streamjoin:", "flows", "b", 3)
+'streamjoin:{3}:repart:5:flows:b'
+>>> print(RepartitionStore.pattern("streamjoin:", "fl*ws"))
+streamjoin:{*}:repart:5:fl\\*ws:*
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import NoScriptError, ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from streamjoin.client_security import redis_options
+from streamjoin.settings import Settings
+from streamjoin.state.base import FencedError, StateUnavailableError
+from streamjoin.state.redis.connect import connect
+from streamjoin.state.redis.keys import StateKeys
+from streamjoin.state.redis.scripts import CLAIM
+
+__all__ = ["RepartitionPosition", "RepartitionStore"]
+
+_T = TypeVar("_T")
+_GLOB_SPECIAL = re.compile(r"([*?\[\]\\])")
+
+# KEYS[1] the repartitioner's hash; ARGV: epoch, position, maxts ('' : none yet).
+_COMMIT = """
+local epoch = redis.call('HGET', KEYS[1], 'epoch')
+if epoch ~= ARGV[1] then
+  return redis.error_reply('FENCED owner epoch is ' .. tostring(epoch) .. ', not ' .. ARGV[1])
+end
+redis.call('HSET', KEYS[1], 'position', ARGV[2])
+if ARGV[3] ~= '' then redis.call('HSET', KEYS[1], 'maxts', ARGV[3]) end
+return 1
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class RepartitionPosition:
+    """What `claim` returns: the new owner epoch and what was committed (None: nothing yet)."""
+
+    epoch: int
+    position: int | None
+    maxts: str | None
+    """The largest timestamp re-keyed so far, as JSON text."""
+
+
+class RepartitionStore:
+    """Claim, commit and fence the position of each repartitioner."""
+
+    def __init__(
+        self, url: str, *, prefix: str = "streamjoin:", timeout_ms: int = 5_000, **options: Any
+    ) -> None:
+        """Create the client (nothing connects before the first command); `options` go to `connect`."""
+        self._redis = connect(
+            url,
+            socket_timeout=timeout_ms / 1000,
+            socket_connect_timeout=min(timeout_ms, 2_000) / 1000,
+            **options,
+        )
+        self.prefix = prefix
+        self._claim = self._redis.register_script(CLAIM)
+        self._commit = self._redis.register_script(_COMMIT)
+
+    @classmethod
+    def from_settings(cls, settings: Settings, *, prefix: str = "streamjoin:") -> RepartitionStore:
+        """Create the store of `settings.redis_url` with its TLS options."""
+        return cls(
+            settings.redis_url,
+            prefix=prefix,
+            cluster=settings.redis_cluster,
+            max_connections=settings.redis_max_connections,
+            **redis_options(settings),
+        )
+
+    @staticmethod
+    def key(prefix: str, query: str, stream: str, partition: int) -> str:
+        """Return the hash of (query, stream, source partition); the query's length keeps a query
+        whose name extends another's apart from it. `stream` is whatever names the input's
+        repartitioners (the joiner adds the query's incarnation to it)."""
+        return f"{prefix}{{{partition}}}:repart:{len(query)}:{query}:{stream}"
+
+    @staticmethod
+    def pattern(prefix: str, query: str) -> str:
+        """Return a SCAN pattern matching every repartitioner hash of `query` (and only its)."""
+        escaped = _GLOB_SPECIAL.sub(r"\\\1", query)
+        return f"{prefix}{{*}}:repart:{len(query)}:{escaped}:*"
+
+    async def aclose(self) -> None:
+        """Close the connection pool."""
+        await self._redis.aclose()
+
+    async def claim(self, query: str, stream: str, partition: int, owner: str) -> RepartitionPosition:
+        """Become the owner (fencing earlier ones); return the new epoch and the committed position."""
+        key = self.key(self.prefix, query, stream, partition)
+        epochs = StateKeys(self.prefix, query, partition).epochs
+        try:
+            epoch = await _guard(lambda: self._claim(keys=[key, epochs], args=[owner, str(time.time())]))
+        except NoScriptError:  # pragma: no cover - redis-py reloads scripts itself
+            raise StateUnavailableError("Redis lost its scripts") from None
+        position, maxts = await _guard(lambda: self._redis.hmget(key, ["position", "maxts"]))
+        return RepartitionPosition(
+            int(epoch),
+            int(position) if position is not None else None,
+            maxts.decode() if isinstance(maxts, bytes) else maxts,
+        )
+
+    async def commit(
+        self, query: str, stream: str, partition: int, epoch: int, position: int, maxts: str | None
+    ) -> None:
+        """Record the next source offset to re-key (and the largest timestamp); raise `FencedError`
+        if another owner claimed the partition."""
+        key = self.key(self.prefix, query, stream, partition)
+        await _guard(lambda: self._commit(keys=[key], args=[epoch, position, maxts or ""]))
+
+    async def check_owner(self, query: str, stream: str, partition: int, epoch: int) -> None:
+        """Raise `FencedError` unless `epoch` is still the owner's (read right before producing)."""
+        key = self.key(self.prefix, query, stream, partition)
+        held = await _guard(lambda: self._redis.hget(key, "epoch"))
+        if held is None or int(held) != epoch:
+            raise FencedError(f"repartitioner owner epoch is {held!r}, not {epoch}: not producing")
+
+    async def position(self, query: str, stream: str, partition: int) -> int | None:
+        """Return the committed next source offset of one repartitioner (None: not positioned yet)."""
+        key = self.key(self.prefix, query, stream, partition)
+        value = await _guard(lambda: self._redis.hget(key, "position"))
+        return int(value) if value is not None else None
+
+    async def positioned(self, query: str, sources: Iterable[tuple[str, int]]) -> bool:
+        """Return True when every (stream, source partition) of `sources` has a committed position."""
+        keys = [self.key(self.prefix, query, stream, p) for stream, p in sources]
+
+        async def run() -> list[Any]:
+            async with self._redis.pipeline(transaction=False) as pipe:
+                for key in keys:
+                    pipe.hexists(key, "position")
+                return await pipe.execute()
+
+        return all(await _guard(run))
+
+    async def drop(self, query: str) -> int:
+        """Delete the positions of every repartitioner of `query` (idempotent); return how many went."""
+        pattern = self.pattern(self.prefix, query)
+
+        async def run() -> int:
+            keys = [key async for key in self._redis.scan_iter(match=pattern, count=1000)]
+            for start in range(0, len(keys), 500):
+                await self._redis.unlink(*keys[start : start + 500])
+            return len(keys)
+
+        return await _guard(run)
+
+
+async def _guard(call: Callable[[], Awaitable[_T]]) -> _T:
+    """Run one Redis call, turning its failures into the store's errors."""
+    try:
+        return await call()
+    except ResponseError as exc:
+        if str(exc).startswith("FENCED"):
+            raise FencedError(str(exc)) from None
+        raise
+    except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
+        raise StateUnavailableError(f"Redis unavailable: {exc}") from exc
