@@ -22,10 +22,12 @@ import orjson
 from streamjoin.engine import MalformedRecord, RecordReader, ResultFormatter
 from streamjoin.engine.entry import Entry
 from streamjoin.engine.ingest import DEFAULT_MAX_FUTURE
+from streamjoin.joiner.formats import input_codecs, output_encoder
 from streamjoin.joiner.outbox import OutboxRecord, encode_record
 from streamjoin.kafka import ConsumedRecord
 from streamjoin.operator import JoinOperator
 from streamjoin.query.model import QueryDef, RangeWindow
+from streamjoin.schema_registry import SchemaRegistry
 from streamjoin.state.base import CommitBatch, Trim
 
 __all__ = ["DEFAULT_MAX_RECORD_BYTES", "BatchBuilder", "BuiltBatch", "Message"]
@@ -63,6 +65,7 @@ class BatchBuilder:
         *,
         max_future: float | None = DEFAULT_MAX_FUTURE,
         max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
+        schemas: SchemaRegistry | None = None,
     ) -> None:
         self.query = query
         self.partition = partition
@@ -88,6 +91,11 @@ class BatchBuilder:
         # Every entry's `extra` is its `ResultFormatter.piece`: raw bytes, spliced pieces, output key.
         self._spliced_record = self._formatter.splicer()
         self._has_rows = any(not isinstance(i.window, RangeWindow) for i in query.inputs)
+        # Formats (joiner/formats.py), chosen once: each topic's (decode, piece), the output's encoder.
+        json_codec = (self._decode, self._formatter.piece)
+        self._codecs = input_codecs(query, json_codec, self._reader, self._formatter, schemas)
+        envelope = self._splice_results if self._splice else self._encode_results
+        self._encode_output = output_encoder(query, self._formatter, envelope, schemas)
 
     def reset(self, entries: Iterable[Entry], raws: Mapping[tuple[int, int], bytes]) -> None:
         """Attach their pieces to a checkpoint's entries (`raws`: their raw bytes by (input, offset))."""
@@ -120,7 +128,7 @@ class BatchBuilder:
         late = count = 0
         newest: float | None = None
         add, p = engine.add, self.partition
-        decode, piece = self._decode, self._formatter.piece
+        codecs, json_codec = self._codecs, (self._decode, self._formatter.piece)
         mark = engine.watermark
         if self._mark is None or self._mark[0] != mark:
             self._mark = (mark, now)
@@ -130,6 +138,7 @@ class BatchBuilder:
         unformed = not math.isfinite(mark)
         for tp, msgs in messages.items():
             streams = self.streams_of.get(tp.topic, ())
+            decode, piece = codecs.get(tp.topic, json_codec)
             last = None
             for m in msgs:
                 last = m
@@ -168,8 +177,7 @@ class BatchBuilder:
         added = [(e, e.extra[2]) for e in delta.added if e not in expired_now]  # extra[2]: raw bytes
         released = [e for e in delta.released if e not in added_now]
         expired = [e for e in delta.expired if e not in added_now]
-        encode = self._splice_results if self._splice else self._encode_results
-        records = encode(results)
+        records = self._encode_output(results, dead)
         if records and max(map(len, map(_value_of, records))) > self._max_bytes - _KEY_MARGIN:
             records = self._fit(records, results, dead)
         dead = [self._fit_dead(d) for d in dead]

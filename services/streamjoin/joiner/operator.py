@@ -23,6 +23,7 @@ from collections.abc import Callable
 
 from streamjoin.engine import JoinPlan, MultiJoin, ResultFormatter
 from streamjoin.joiner.batch import BatchBuilder
+from streamjoin.joiner.formats import registry_at
 from streamjoin.joiner.health import Health
 from streamjoin.joiner.idle import IdleTracker
 from streamjoin.joiner.kafka_io import fetch_evenly, highest_published
@@ -92,6 +93,7 @@ class PartitionOperator:
             outputs.dead,
             max_future=config.max_future,
             max_record_bytes=config.max_record_bytes,
+            schemas=registry_at(config.schema_registry_url),
         )
         self._value_prefix = ResultFormatter(query).prefix
         self.stats = OperatorCounters(query)

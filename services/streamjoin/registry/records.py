@@ -52,6 +52,8 @@ class StreamRecord:
     """Records per second the producer expects (state-size estimate at registration); None: unknown."""
     record_bytes: int | None = None
     """Expected size of one record in bytes (state-size estimate); None: unknown."""
+    format: Literal["json", "avro"] = "json"
+    """How record values are encoded; `avro`: Confluent wire format, `schema` an Avro record schema."""
 
     def to_json(self) -> str:
         """Return the JSON stored in `streamjoin:streams`."""
@@ -66,6 +68,7 @@ class StreamRecord:
                 "expected_rate": self.expected_rate,
                 "record_bytes": self.record_bytes,
             }
+            | ({"format": self.format} if self.format != "json" else {})
         )
 
     @classmethod
@@ -81,6 +84,7 @@ class StreamRecord:
             created_at=float(v.get("created_at") or 0.0),
             expected_rate=None if v.get("expected_rate") is None else float(v["expected_rate"]),
             record_bytes=None if v.get("record_bytes") is None else int(v["record_bytes"]),
+            format="avro" if v.get("format") == "avro" else "json",
         )
 
 

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from streamjoin.api.services.output_schema import derive_output_schema
 from streamjoin.api.services.streams import schema_fields
 from streamjoin.query import FieldRef, QueryDef, QueryError, RowsWindow, parse_query
 from streamjoin.query.cql import parse_cql
@@ -57,6 +58,7 @@ def compile_query(
             raise QueryError("cql", f"give either cql or {'/'.join(_CQL_REPLACES)}, not both (found {given})")
         spec.update(parse_cql(cql, streams))
     used = _resolve_inputs(spec, streams)
+    derive_output_schema(spec, streams)
     query = parse_query(spec)
     _check_fields(query, spec, streams)
     _check_topics(query)
@@ -87,6 +89,8 @@ def _resolve_inputs(spec: dict[str, Any], streams: Mapping[str, StreamRecord]) -
                 f"inputs[{i}].timestamp", f"stream {name!r} is registered with timestamp {stream.timestamp!r}"
             )
         entry["timestamp"] = stream.timestamp
+        if stream.format != "json":
+            entry["format"] = stream.format
         resolved.append(entry)
         if stream not in used:
             used.append(stream)
