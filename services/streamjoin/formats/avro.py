@@ -40,8 +40,8 @@ def strip_logical_types(schema: Any) -> Any:
 
 def check_avro_schema(schema: Mapping[str, Any]) -> None:
     """Raise ValueError (fastavro's reason) unless `schema` is a valid Avro record schema."""
-    if schema.get("type") != "record":
-        raise ValueError('must be an Avro record schema ({"type": "record", ...})')
+    if schema.get("type") != "record" or not isinstance(schema.get("fields"), list):
+        raise ValueError('must be an Avro record schema ({"type": "record", "name": ..., "fields": [...]})')
     try:
         fastavro.parse_schema(dict(schema), _write_hint=False)
     except Exception as exc:  # fastavro raises several types (SchemaParseException, KeyError, ...)

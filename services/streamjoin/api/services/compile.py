@@ -89,6 +89,11 @@ def _resolve_inputs(spec: dict[str, Any], streams: Mapping[str, StreamRecord]) -
                 f"inputs[{i}].timestamp", f"stream {name!r} is registered with timestamp {stream.timestamp!r}"
             )
         entry["timestamp"] = stream.timestamp
+        if entry.get("format", stream.format) != stream.format:
+            raise QueryError(
+                f"inputs[{i}].format", f"stream {name!r} is registered with format {stream.format!r}"
+            )
+        entry.pop("format", None)
         if stream.format != "json":
             entry["format"] = stream.format
         resolved.append(entry)
