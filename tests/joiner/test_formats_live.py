@@ -5,6 +5,7 @@ under `<output>-value`. Half-way, the producer registers a new compatible writer
 (an added field with a default) and uses it: the query goes on. A record framed with an unknown
 schema id and one whose body does not match its schema are dead-lettered with their reasons.
 The result ids must equal the brute-force oracle's, and each row's fields its components' values.
+Flat JSON output, through the same broker and Redis, equals `streamjoin replay --format flat`.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from tests.joiner.harness import (
 
 from streamjoin.formats import AvroReader, frame, result_schema
 from streamjoin.query import parse_query
+from streamjoin.replay import replay
 from streamjoin.schema_registry import HttpSchemaRegistry, subject_of
 from streamjoin.testing import Event
 
@@ -148,3 +150,40 @@ def test_avro_inputs_and_output_with_schema_evolution(
     assert len(reasons) == 2, reasons
     assert "does not match schema id" in reasons[0] and "unknown schema id 987654" in reasons[1], reasons
     assert sorted(r.value for r in dead) == sorted(b[3] for b in bad)
+
+
+def test_flat_output_on_a_topic_equals_replays_flat_format(
+    query_setup: Callable[[int], QuerySetup],
+    kafka_broker: str,
+    redis_server: str,
+    tmp_path: Path,
+) -> None:
+    s = query_setup(1)  # one partition: the ids are replay's `topic:0:offset`
+    w = make_workload(
+        name=s.name, topics=s.topics, output=s.output, partitions=1, per_stream=120, keys=8, seed=3
+    )
+    w.query_json["output"] = {"topic": s.output, "format": "flat"}
+    items = [
+        (stream, p, record, json.dumps(record, separators=(",", ":")).encode())
+        for stream, p, record in w.items
+    ]
+    out = io.StringIO()
+    replay(
+        w.query,
+        [json.dumps({"stream": st, "record": r}) + "\n" for st, _, r in w.items],
+        out,
+        output_format="flat",
+    )
+    replayed = sorted(out.getvalue().encode().splitlines())
+    assert len(replayed) > 20
+    joiner = JoinerProcess(tmp_path, kafka_broker, redis_server, group=s.group, prefix=s.prefix)
+
+    async def scenario() -> list[Any]:
+        await register_query(redis_server, s.prefix, w.query_json)
+        joiner.start()
+        await wait_running(redis_server, s.prefix, s.name, 1)
+        _produce(kafka_broker, s.topics, items)
+        return await consume_output(kafka_broker, s.output, want=len(replayed), timeout_s=60, quiet_s=3)
+
+    records, _ = run_scenario(joiner, scenario)
+    assert sorted(r.value for r in records) == replayed
