@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 from typing import Any
 
 import pytest
+
+from streamjoin.api.services.compile import compile_query
+from streamjoin.api.services.output_schema import registry_schemas_of
+from streamjoin.query import QueryError
+from streamjoin.registry import StreamRecord
+from streamjoin.schema_registry import MemorySchemaRegistry, subject_of
 
 from .server import ApiServer
 
@@ -67,7 +75,10 @@ def test_avro_stream_and_derived_output_schema(formats: ApiServer) -> None:
 def test_flat_output_is_stored(formats: ApiServer) -> None:
     created = formats.client.post("/v1/queries", json=_query({"topic": "q1.out", "format": "flat"}))
     assert created.status_code == 201, created.text
-    assert formats.anon.get("/v1/queries/q1").json()["definition"]["output"] == {"topic": "q1.out", "format": "flat"}
+    assert formats.anon.get("/v1/queries/q1").json()["definition"]["output"] == {
+        "topic": "q1.out",
+        "format": "flat",
+    }
 
 
 @pytest.mark.parametrize(
@@ -101,3 +112,21 @@ def test_underivable_output_schema_is_refused(formats: ApiServer) -> None:
         and "stream 'n' has no schema" in response.json()["detail"]
     )
     assert formats.dump() == before
+
+
+def test_an_avro_stream_without_schema_takes_the_registrys_latest() -> None:
+    streams = {
+        "o": StreamRecord("o", "t.o", "ts", None, format="avro"),
+        "p": StreamRecord("p", "t.p", "ts", JSON_P),
+    }
+    registry = MemorySchemaRegistry()
+    registry.register(subject_of("t.o"), {**ORDERS, "fields": ORDERS["fields"][:2]})
+    registry.register(subject_of("t.o"), ORDERS)  # the latest version is the one used
+    raw = _query({"topic": "q1.out", "format": "avro"})
+    found = asyncio.run(registry_schemas_of(raw, streams, registry))
+    assert found == {"o": ORDERS}
+    schema = json.loads(compile_query(raw, None, streams, None, found).query.output_schema or "null")
+    assert [f["name"] for f in schema["fields"]][3:] == ["o_ts", "o_id", "o_total", "p_ts", "p_id"]
+    with pytest.raises(QueryError, match="stream 'o' has no schema"):
+        compile_query(raw, None, streams, None, {})
+    assert asyncio.run(registry_schemas_of(_query({"topic": "q1.out"}), streams, registry)) == {}

@@ -9,7 +9,6 @@ rows in Avro under the output topic's subject.
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -21,7 +20,7 @@ from streamjoin.formats import AvroReader, AvroWriter
 from streamjoin.formats.avro import UndecodableRecord
 from streamjoin.joiner.outbox import OutboxRecord
 from streamjoin.query.model import QueryDef
-from streamjoin.schema_registry import HttpSchemaRegistry, RegistryUnavailable, SchemaRegistry, subject_of
+from streamjoin.schema_registry import RegistryUnavailable, SchemaRegistry, registry_at, subject_of
 
 __all__ = ["Decode", "MakePiece", "OutputEncoder", "input_codecs", "output_encoder", "registry_at"]
 
@@ -31,12 +30,6 @@ MakePiece = Callable[[int, int, int, bytes, Mapping[str, Any]], Piece]
 """`ResultFormatter.piece`'s signature: `(input, partition, offset, raw, record) -> Piece`."""
 OutputEncoder = Callable[[Sequence[Sequence[Entry]], list[OutboxRecord]], list[OutboxRecord]]
 """`(results, dead letters) -> output records`; a result it cannot encode joins the dead letters."""
-
-
-@functools.cache
-def registry_at(url: str | None) -> SchemaRegistry | None:
-    """Return the registry client of `url` (one per process), None when no URL is set."""
-    return HttpSchemaRegistry(url) if url else None
 
 
 class _NoRegistry:

@@ -11,7 +11,7 @@ from streamjoin.schema_registry.base import (
     SchemaRegistryError,
     subject_of,
 )
-from streamjoin.schema_registry.client import HttpSchemaRegistry
+from streamjoin.schema_registry.client import HttpSchemaRegistry, registry_at
 from streamjoin.schema_registry.memory import MemorySchemaRegistry
 
 __all__ = [
@@ -21,5 +21,6 @@ __all__ = [
     "SchemaNotFound",
     "SchemaRegistry",
     "SchemaRegistryError",
+    "registry_at",
     "subject_of",
 ]

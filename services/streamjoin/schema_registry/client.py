@@ -6,6 +6,7 @@ Only `schemas/ids/{id}`, `subjects/{subject}/versions` (POST) and
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -15,7 +16,7 @@ import httpx
 
 from streamjoin.schema_registry.base import RegistryUnavailable, SchemaNotFound, SchemaRegistryError
 
-__all__ = ["HttpSchemaRegistry"]
+__all__ = ["HttpSchemaRegistry", "registry_at"]
 
 _CONTENT_TYPE = "application/vnd.schemaregistry.v1+json"
 _NOT_FOUND = frozenset({40401, 40402, 40403})
@@ -86,3 +87,9 @@ def _schema_of(answer: Mapping[str, Any]) -> Mapping[str, Any]:
         raise SchemaRegistryError(f"schema is {schema_type}, not AVRO")
     parsed = json.loads(answer["schema"])
     return parsed if isinstance(parsed, dict) else {"type": parsed}
+
+
+@functools.cache
+def registry_at(url: str | None) -> HttpSchemaRegistry | None:
+    """Return the client of the registry at `url`, one per process; None when no URL is set."""
+    return HttpSchemaRegistry(url) if url else None

@@ -37,9 +37,16 @@ class Compiled:
 
 
 def compile_query(
-    raw: Mapping[str, Any], cql: str | None, streams: Mapping[str, StreamRecord], sql: str | None = None
+    raw: Mapping[str, Any],
+    cql: str | None,
+    streams: Mapping[str, StreamRecord],
+    sql: str | None = None,
+    registry_schemas: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Compiled:
     """Validate a query given as JSON fields (`raw`) and optional CQL or SQL text against `streams`.
+
+    `registry_schemas`: the schema registry's latest schema of Avro streams registered without one
+    (`registry_schemas_of`), for the derived schema of an Avro output.
 
     Raises:
         QueryError: the first problem found, with the field it is in.
@@ -58,7 +65,7 @@ def compile_query(
             raise QueryError("cql", f"give either cql or {'/'.join(_CQL_REPLACES)}, not both (found {given})")
         spec.update(parse_cql(cql, streams))
     used = _resolve_inputs(spec, streams)
-    derive_output_schema(spec, streams)
+    derive_output_schema(spec, streams, registry_schemas or {})
     query = parse_query(spec)
     _check_fields(query, spec, streams)
     _check_topics(query)
