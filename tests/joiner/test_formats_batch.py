@@ -118,6 +118,10 @@ class _Run:
     def finish(self) -> None:
         for r in self.operator.finish():
             self.results.append(self.builder._encode_output([r], [])[0].value)
+        # Exactly-once recovery counts an exclusive output partition's records by this prefix
+        # (`kafka_io.highest_published`): every output record of the query starts with it.
+        prefix = self.builder.output_prefix()
+        assert all(value.startswith(prefix) for value in self.results)
 
 
 def _feed(query: QueryDef, bad: bool = False) -> tuple[_Run, list[tuple[str, dict[str, Any]]]]:

@@ -48,6 +48,12 @@ def check_avro_schema(schema: Mapping[str, Any]) -> None:
         raise ValueError(f"not a valid Avro schema: {exc}") from exc
 
 
+def _fields_of(schema: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Return the `fields` of a record schema."""
+    fields: list[dict[str, Any]] = schema["fields"]
+    return fields
+
+
 def _parse(schema: Mapping[str, Any]) -> Schema:
     return fastavro.parse_schema(strip_logical_types(dict(schema)), _write_hint=False)
 
@@ -115,8 +121,27 @@ class AvroWriter:
 
     def __init__(self, schema: Mapping[str, Any], schema_id: int) -> None:
         self.schema_id = schema_id
+        self._source = strip_logical_types(dict(schema))
         self._schema = _parse(schema)
         self._header = frame(schema_id, b"")
+
+    def write_prefix(self, leading: Mapping[str, Any]) -> bytes:
+        """Return how every record whose leading fields are `leading` starts: the frame and those
+        fields' encodings (Avro writes a record's fields in schema order, with no separators).
+
+        Raises:
+            ValueError: `leading` are not the schema's first fields.
+        """
+        fields: list[dict[str, Any]] = list(_fields_of(self._source)[: len(leading)])
+        if [f["name"] for f in fields] != list(leading):
+            raise ValueError(f"{list(leading)} are not the first fields of the schema")
+        buffer = io.BytesIO()
+        buffer.write(self._header)
+        for field in fields:
+            fastavro.schemaless_writer(
+                buffer, fastavro.parse_schema(field["type"], _write_hint=False), leading[field["name"]]
+            )
+        return buffer.getvalue()
 
     def write(self, value: Mapping[str, Any]) -> bytes:
         """Return `value` framed and Avro-encoded.

@@ -97,6 +97,10 @@ class BatchBuilder:
         envelope = self._splice_results if self._splice else self._encode_results
         self._encode_output = output_encoder(query, self._formatter, envelope, schemas)
 
+    def output_prefix(self) -> bytes:
+        """Return how every output record starts (registers an Avro output's schema first)."""
+        return self._encode_output.prefix()
+
     def reset(self, entries: Iterable[Entry], raws: Mapping[tuple[int, int], bytes]) -> None:
         """Attach their pieces to a checkpoint's entries (`raws`: their raw bytes by (input, offset))."""
         piece = self._formatter.piece

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from streamjoin.engine import MalformedRecord, RecordReader, ResultFormatter
 from streamjoin.engine.entry import Entry
@@ -28,8 +28,19 @@ Decode = Callable[[str, bytes | None, float, float], tuple[float, dict[str, Any]
 """`(stream, raw value, Kafka timestamp, horizon) -> (ts, record)`; raises `MalformedRecord`."""
 MakePiece = Callable[[int, int, int, bytes, Mapping[str, Any]], Piece]
 """`ResultFormatter.piece`'s signature: `(input, partition, offset, raw, record) -> Piece`."""
-OutputEncoder = Callable[[Sequence[Sequence[Entry]], list[OutboxRecord]], list[OutboxRecord]]
-"""`(results, dead letters) -> output records`; a result it cannot encode joins the dead letters."""
+
+
+class OutputEncoder(Protocol):
+    """How an operator writes its results."""
+
+    def __call__(self, results: Sequence[Sequence[Entry]], dead: list[OutboxRecord]) -> list[OutboxRecord]:
+        """Return the output records of `results`; a result it cannot encode joins `dead`."""
+        ...
+
+    def prefix(self) -> bytes:
+        """Return how every output record of the query starts (exactly-once recovery counts the
+        records of an exclusive output partition by it: `kafka_io.highest_published`)."""
+        ...
 
 
 class _NoRegistry:
@@ -103,6 +114,9 @@ class _FlatOutput:
     def __init__(self, formatter: ResultFormatter) -> None:
         self._formatter = formatter
 
+    def prefix(self) -> bytes:
+        return self._formatter.prefix  # `query` is the row's first field, as in the envelope
+
     def __call__(self, results: Sequence[Sequence[Entry]], dead: list[OutboxRecord]) -> list[OutboxRecord]:
         fmt = self._formatter
         return [OutboxRecord(fmt.key(r), encode_json(fmt.flat(r))) for r in results]
@@ -127,6 +141,9 @@ class _AvroOutput:
             self._writer = AvroWriter(self._schema, schema_id)
         return self._writer
 
+    def prefix(self) -> bytes:
+        return self.writer().write_prefix({"query": self._query.name})
+
     def __call__(self, results: Sequence[Sequence[Entry]], dead: list[OutboxRecord]) -> list[OutboxRecord]:
         if not results:
             return []
@@ -150,6 +167,20 @@ class _AvroOutput:
         return OutboxRecord(fmt.key(result), fmt.encode(result), headers)
 
 
+class _Envelope:
+    """The envelope: the batch builder's own encoder (spliced, or JSON-encoded with `select`)."""
+
+    def __init__(self, formatter: ResultFormatter, envelope: Callable[[Any], list[OutboxRecord]]) -> None:
+        self._prefix = formatter.prefix
+        self._envelope = envelope
+
+    def prefix(self) -> bytes:
+        return self._prefix
+
+    def __call__(self, results: Sequence[Sequence[Entry]], dead: list[OutboxRecord]) -> list[OutboxRecord]:
+        return self._envelope(results)
+
+
 def output_encoder(
     query: QueryDef,
     formatter: ResultFormatter,
@@ -162,7 +193,4 @@ def output_encoder(
     if query.output_format == "avro":
         return _AvroOutput(query, formatter, _need(registry, query))
 
-    def enveloped(results: Sequence[Sequence[Entry]], dead: list[OutboxRecord]) -> list[OutboxRecord]:
-        return envelope(results)
-
-    return enveloped
+    return _Envelope(formatter, envelope)

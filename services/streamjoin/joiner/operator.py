@@ -21,7 +21,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 
-from streamjoin.engine import JoinPlan, MultiJoin, ResultFormatter
+from streamjoin.engine import JoinPlan, MultiJoin
 from streamjoin.joiner.batch import BatchBuilder
 from streamjoin.joiner.formats import registry_at
 from streamjoin.joiner.health import Health
@@ -95,7 +95,6 @@ class PartitionOperator:
             max_record_bytes=config.max_record_bytes,
             schemas=registry_at(config.schema_registry_url),
         )
-        self._value_prefix = ResultFormatter(query).prefix
         self.stats = OperatorCounters(query)
         self.operator: JoinOperator | None = None
         """The query's operator on this partition, rebuilt by every attempt."""
@@ -261,7 +260,7 @@ class PartitionOperator:
                 partition=p,
                 from_offset=start,
                 acked=box.acked,
-                unmarked_prefix=self._value_prefix if self.outputs.exclusive(name) else None,
+                unmarked_prefix=self._builder.output_prefix() if self.outputs.exclusive(name) else None,
             )
             first = box.acked + 1
             skip = max(published - first + 1, 0)
