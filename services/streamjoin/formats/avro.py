@@ -55,7 +55,7 @@ def _fields_of(schema: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def _parse(schema: Mapping[str, Any]) -> Schema:
-    return fastavro.parse_schema(strip_logical_types(dict(schema)), _write_hint=False)
+    return fastavro.parse_schema(strip_logical_types(dict(schema)))  # the hint: not parsed again per record
 
 
 class AvroReader:
