@@ -217,3 +217,26 @@ def test_unreadable_records_are_dead_letters_with_their_reasons() -> None:
         return sorted(json.dumps(json.loads(r)["tuples"], sort_keys=True) for r in results)
 
     assert records(run.results) == records(clean.results)
+
+
+def test_a_result_off_the_output_schema_is_a_dead_letter_and_the_rest_go_on() -> None:
+    with_w = {"properties": {f: {"type": "integer"} for f in (*FIELDS, "w")}}
+    schema = result_schema("q", "abc", {"a": V1, "b": V1, "c": with_w})
+    query = _query({"topic": "out", "format": "avro", "schema": schema})
+    registry = MemorySchemaRegistry()
+    run = _Run(query, registry)
+    # max_record_bytes just over the key margin: every batch goes through `_fit`, which needs the
+    # output records aligned with the results.
+    run.builder = BatchBuilder(query, 0, "dead", schemas=registry, max_future=None, max_record_bytes=4100)
+    ids = {s: registry.register(subject_of(f"t.{s}"), V1) for s in "ab"}
+    run.send("a", _avro(V1, ids["a"], {"ts": 1, "k": 1, "v": 5}), None)
+    run.send("b", _avro(V1, ids["b"], {"ts": 1, "k": 1, "v": 5}), None)
+    run.send("c", b'{"ts":2,"k":1,"v":1,"w":"bad"}', None)
+    run.send("c", b'{"ts":3,"k":1,"v":1,"w":7}', None)
+    run.send("a", _avro(V1, ids["a"], {"ts": 100, "k": 97, "v": 0}), None)  # the watermark moves on
+    run.send("b", _avro(V1, ids["b"], {"ts": 100, "k": 98, "v": 0}), None)
+    run.send("c", b'{"ts":100,"k":99,"v":0,"w":0}', None)
+    assert len(run.dead) == 1 and "does not match the output schema" in run.dead[0][0]
+    assert json.loads(run.dead[0][1])["tuples"]["c"]["w"] == "bad"  # the result, as its envelope
+    rows = [AvroReader(registry).read(r) for r in run.results]
+    assert [(row["c_w"], row["id"]) for row in rows] == [(7, "t.a:0:0|t.b:0:0|t.c:0:1")]

@@ -33,8 +33,9 @@ MakePiece = Callable[[int, int, int, bytes, Mapping[str, Any]], Piece]
 class OutputEncoder(Protocol):
     """How an operator writes its results."""
 
-    def __call__(self, results: Sequence[Sequence[Entry]], dead: list[OutboxRecord]) -> list[OutboxRecord]:
-        """Return the output records of `results`; a result it cannot encode joins `dead`."""
+    def __call__(self, results: list[Any], dead: list[OutboxRecord]) -> list[OutboxRecord]:
+        """Return the output records of `results` (lists of entries), one per result left in it: a
+        result it cannot encode is taken out of `results` (in place) and joins `dead`."""
         ...
 
     def prefix(self) -> bytes:
@@ -117,7 +118,7 @@ class _FlatOutput:
     def prefix(self) -> bytes:
         return self._formatter.prefix  # `query` is the row's first field, as in the envelope
 
-    def __call__(self, results: Sequence[Sequence[Entry]], dead: list[OutboxRecord]) -> list[OutboxRecord]:
+    def __call__(self, results: list[Any], dead: list[OutboxRecord]) -> list[OutboxRecord]:
         fmt = self._formatter
         return [OutboxRecord(fmt.key(r), encode_json(fmt.flat(r))) for r in results]
 
@@ -144,16 +145,20 @@ class _AvroOutput:
     def prefix(self) -> bytes:
         return self.writer().write_prefix({"query": self._query.name})
 
-    def __call__(self, results: Sequence[Sequence[Entry]], dead: list[OutboxRecord]) -> list[OutboxRecord]:
+    def __call__(self, results: list[Any], dead: list[OutboxRecord]) -> list[OutboxRecord]:
         if not results:
             return []
         write, fmt = self.writer().write, self._formatter
         records: list[OutboxRecord] = []
-        for r in results:
+        refused: list[int] = []
+        for i, r in enumerate(results):
             try:
                 records.append(OutboxRecord(fmt.key(r), write(fmt.flat(r))))
             except ValueError as exc:
                 dead.append(self._dead_letter(r, str(exc)))
+                refused.append(i)
+        for i in reversed(refused):  # records and results stay aligned (`BatchBuilder._fit`)
+            del results[i]
         return records
 
     def _dead_letter(self, result: Sequence[Entry], reason: str) -> OutboxRecord:
@@ -177,7 +182,7 @@ class _Envelope:
     def prefix(self) -> bytes:
         return self._prefix
 
-    def __call__(self, results: Sequence[Sequence[Entry]], dead: list[OutboxRecord]) -> list[OutboxRecord]:
+    def __call__(self, results: list[Any], dead: list[OutboxRecord]) -> list[OutboxRecord]:
         return self._envelope(results)
 
 
