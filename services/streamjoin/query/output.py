@@ -1,4 +1,4 @@
-"""The `output` section of the query JSON: the topic's record format and, for Avro, its schema."""
+"""Formats in the query JSON: an input's `format`, and the `output` section's format and Avro schema."""
 
 from __future__ import annotations
 
@@ -7,12 +7,24 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from streamjoin.query.errors import QueryError
-from streamjoin.query.model import OutputFormat, QueryDef
+from streamjoin.query.model import InputFormat, OutputFormat, QueryDef
 
-__all__ = ["OUTPUT_FORMATS", "dump_output", "parse_output_format"]
+__all__ = ["OUTPUT_FORMATS", "dump_output", "parse_input_format", "parse_output_format"]
 
 OUTPUT_FORMATS: tuple[OutputFormat, ...] = ("envelope", "flat", "avro")
 _OUTPUT_FIELDS = frozenset({"topic", "format", "schema"})
+
+
+def parse_input_format(spec: Mapping[str, Any], where: str) -> InputFormat:
+    """Return the `format` of input `spec` (at `where`): `json` (default) or `avro`.
+
+    >>> parse_input_format({"stream": "a", "format": "avro"}, "inputs[0]")
+    'avro'
+    """
+    fmt = spec.get("format", "json")
+    if fmt not in ("json", "avro"):
+        raise QueryError(f"{where}.format", 'must be "json" or "avro"')
+    return cast(InputFormat, fmt)
 
 
 def parse_output_format(output: Mapping[str, Any]) -> tuple[OutputFormat, str | None]:

@@ -30,7 +30,7 @@ from streamjoin.query.model import (
     WindowDef,
     WithinPair,
 )
-from streamjoin.query.output import parse_output_format
+from streamjoin.query.output import parse_input_format, parse_output_format
 from streamjoin.query.shedding import SheddingDef, parse_shedding
 
 __all__ = [
@@ -148,10 +148,7 @@ def _inputs(raw: object) -> tuple[InputDef, ...]:
             timestamp = _name(timestamp, f"{where}.timestamp")
         window = spec.get("window")  # None: bounded by `within` pairs only (checked by `_within`)
         window = None if window is None else _window(window, f"{where}.window")
-        fmt = spec.get("format", "json")
-        if fmt not in ("json", "avro"):
-            raise QueryError(f"{where}.format", 'must be "json" or "avro"')
-        inputs.append(InputDef(stream, topic, timestamp, window, fmt))
+        inputs.append(InputDef(stream, topic, timestamp, window, parse_input_format(spec, where)))
     return tuple(inputs)
 
 
