@@ -8,22 +8,30 @@ cores with a broker, Redis and its own producer and consumer; this one measures 
 code, so a change to it shows up without that noise.
 
     python bench/joiner_batch.py [--records 200000] [--batch 1250] [--profile out.pstats]
+        [--inputs json|avro] [--output envelope|flat|avro]
+
+`--inputs avro` writes the same records in the schema registry wire format and `--output` picks
+the query's output format (docs/formats.md), with the in-memory schema registry.
 """
 
 from __future__ import annotations
 
 import argparse
 import cProfile
+import io
 import json
 import time
 
+import fastavro
 from aiokafka import ConsumerRecord, TopicPartition
 
 from streamjoin.engine import tune_gc
+from streamjoin.formats import frame, result_schema
 from streamjoin.joiner.batch import BatchBuilder
 from streamjoin.joiner.outbox import encode_record
 from streamjoin.operator import OperatorFactory
 from streamjoin.query import parse_query
+from streamjoin.schema_registry import MemorySchemaRegistry
 
 STREAMS = "abc"
 
@@ -39,22 +47,58 @@ def workload(n: int) -> dict[str, list[ConsumerRecord[None, bytes]]]:
     return out
 
 
-def run(n: int, batch: int) -> tuple[float, int]:
+_AVRO = {
+    "type": "record",
+    "name": "r",
+    "fields": [
+        {"name": "ts", "type": "long"},
+        {"name": "k", "type": "long"},
+        {"name": "pad", "type": "string"},
+    ],
+}
+
+
+def _to_avro(data: dict[str, list[ConsumerRecord[None, bytes]]], schema_id: int) -> None:
+    """Re-encode every value of `data` as Avro in the wire format, in place."""
+    parsed = fastavro.parse_schema(_AVRO)
+    for box in data.values():
+        for i, r in enumerate(box):
+            buffer = io.BytesIO()
+            fastavro.schemaless_writer(buffer, parsed, json.loads(r.value))
+            value = frame(schema_id, buffer.getvalue())
+            box[i] = ConsumerRecord(
+                r.topic, 0, r.offset, r.timestamp, 0, None, value, None, 0, len(value), ()
+            )
+
+
+def run(n: int, batch: int, inputs: str = "json", output: str = "envelope") -> tuple[float, int]:
     """Return (CPU seconds, results) of building every batch of an n-record workload."""
+    registry = MemorySchemaRegistry()
+    out: dict[str, object] = {"topic": "out", "format": output}
+    if output == "avro":
+        out["schema"] = result_schema("bench", STREAMS, dict.fromkeys(STREAMS, _AVRO))
     query = parse_query(
         {
             "name": "bench",
             "inputs": [
-                {"stream": s, "topic": f"t.{s}", "timestamp": "ts", "window": {"range": 1000}}
+                {
+                    "stream": s,
+                    "topic": f"t.{s}",
+                    "timestamp": "ts",
+                    "window": {"range": 1000},
+                    "format": inputs,
+                }
                 for s in STREAMS
             ],
             "where": [["a.k", "=", "b.k"], ["b.k", "=", "c.k"]],
-            "output": {"topic": "out"},
+            "output": out,
         }
     )
     data = workload(n)
+    if inputs == "avro":
+        _to_avro(data, registry.register("t-value", _AVRO))
     engine = OperatorFactory(query, replan_every=None).build(0, journal=True)
-    builder = BatchBuilder(query, 0, "dead")
+    builder = BatchBuilder(query, 0, "dead", schemas=registry)
     offsets: dict[str, int] = {}
     arrival: dict[str, float] = {}
     share = batch // 3
@@ -79,19 +123,24 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=1_250)
     parser.add_argument("--repeat", type=int, default=3, help="report the fastest of this many runs")
     parser.add_argument("--profile", help="write cProfile statistics here")
+    parser.add_argument("--inputs", choices=("json", "avro"), default="json")
+    parser.add_argument("--output", choices=("envelope", "flat", "avro"), default="envelope")
     args = parser.parse_args()
     tune_gc()
-    run(min(args.records, 30_000), args.batch)  # warm-up
+    formats = (args.inputs, args.output)
+    run(min(args.records, 30_000), args.batch, *formats)  # warm-up
     if args.profile:
         with cProfile.Profile() as prof:
-            seconds, results = run(args.records, args.batch)
+            seconds, results = run(args.records, args.batch, *formats)
         prof.dump_stats(args.profile)
     else:  # the fastest run: other load on the machine only ever adds time
-        seconds, results = min(run(args.records, args.batch) for _ in range(args.repeat))
+        seconds, results = min(run(args.records, args.batch, *formats) for _ in range(args.repeat))
     print(
         json.dumps(
             {
                 "records": args.records,
+                "inputs": args.inputs,
+                "output": args.output,
                 "results": results,
                 "cpu_us_per_record": round(seconds / args.records * 1e6, 2),
                 "cpu_us_per_result": round(seconds / max(results, 1) * 1e6, 2),

@@ -117,12 +117,7 @@ class _Flat:
     def _flat(self, result: Sequence[Entry]) -> bytes:
         fields, fragments = zip(*map(_extra, result), strict=True)
         if self._select:
-            value = self._formatter.value(result)
-            flat = {"query": value["query"], "ts": value["ts"], "id": value["id"]}
-            for stream, record in value["tuples"].items():
-                for k, v in record.items():
-                    flat[f"{stream}_{k}"] = v
-            return encode_json(flat)
+            return encode_json(self._formatter.flat(result))
         ts = max(e.ts for e in result)
         body = b",".join(f for f in fields if f)
         return b'%s%s,"id":"%s"%s%s}' % (

@@ -74,6 +74,10 @@ class Settings(BaseSettings):
     api_port: int = Field(default=8080, ge=0, le=65535, description="Control-plane port (0: any free).")
     api_token: SecretStr | None = Field(default=None, description="Bearer token required for writes.")
     archive_url: str = Field(default="./archive", description="Where the archiver writes.")
+    schema_registry_url: str | None = Field(
+        default=None,
+        description="A Confluent-compatible schema registry, for Avro streams and outputs (docs/formats.md).",
+    )
     production: bool = Field(default=False, description="Production mode: stricter start-up checks.")
     topics_file: Path | None = Field(
         default=None, description="The topic declaration; default: `topics/topics.json` of the repository."

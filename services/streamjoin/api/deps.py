@@ -18,6 +18,7 @@ from streamjoin.api.services import (
 from streamjoin.api.services.limits import RegistrationLimits
 from streamjoin.backfill.jobs import BackfillJobs
 from streamjoin.registry import RegistryStore
+from streamjoin.schema_registry import registry_at
 
 __all__ = [
     "BackfillJobsDep",
@@ -64,7 +65,7 @@ def get_stream_service(store: StoreDep) -> StreamService:
 
 def get_query_service(store: StoreDep, settings: SettingsDep) -> QueryService:
     """Return the query service, checking registrations against the settings' limits."""
-    return QueryService(store, RegistrationLimits.of(settings))
+    return QueryService(store, RegistrationLimits.of(settings), registry_at(settings.schema_registry_url))
 
 
 def get_plan_service(store: StoreDep) -> PlanService:

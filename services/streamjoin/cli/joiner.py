@@ -53,6 +53,7 @@ def run_joiner(
             idle_timeout_ms=idle_timeout_ms,
             max_future=settings.max_future,
             max_record_bytes=settings.max_record_bytes,
+            schema_registry_url=settings.schema_registry_url,
         ),
     )
     tune_gc()

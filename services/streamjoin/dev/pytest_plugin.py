@@ -27,6 +27,7 @@ from types import FrameType, MappingProxyType
 import pytest
 
 from streamjoin.dev.redis_cluster import EmbeddedRedisCluster
+from streamjoin.dev.schema_registry import KARAPACE_PYTHON_ENV, EmbeddedSchemaRegistry, find_karapace
 from streamjoin.dev.stack import EmbeddedStack
 from streamjoin.topics import TopicCatalog, TopicSpec, create_topics, load_catalog
 
@@ -40,6 +41,7 @@ __all__ = [
     "redis_cluster",
     "redis_cluster_nodes",
     "redis_server",
+    "schema_registry",
 ]
 
 INTEGRATION_FIXTURES = frozenset(
@@ -52,6 +54,7 @@ INTEGRATION_FIXTURES = frozenset(
         "redis_cluster",
         "redis_cluster_nodes",
         "any_redis",
+        "schema_registry",
     }
 )
 
@@ -92,6 +95,22 @@ def embedded_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Embedde
         # runs first): otherwise a joiner may create, say, the dead-letter topic with other partitions.
         _create_declared_topics(stack.bootstrap)
         yield stack
+
+
+@pytest.fixture(scope="session")
+def schema_registry(embedded_stack: EmbeddedStack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real schema registry (Karapace) on the embedded broker: its URL. Skipped without
+    `$STREAMJOIN_KARAPACE_PYTHON` (streamjoin.dev.schema_registry says why)."""
+    python = find_karapace()
+    if python is None:
+        pytest.skip(f"no schema registry to run: set ${KARAPACE_PYTHON_ENV} (docs/formats.md)")
+    registry = EmbeddedSchemaRegistry(python)
+    try:
+        registry.start(tmp_path_factory.mktemp("schema-registry"), embedded_stack.bootstrap)
+        assert registry.url is not None
+        yield registry.url
+    finally:
+        registry.stop()
 
 
 @pytest.fixture(scope="session")

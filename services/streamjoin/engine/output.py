@@ -14,7 +14,7 @@ from streamjoin.engine.entry import Entry
 from streamjoin.query.model import QueryDef
 from streamjoin.shedding.entry import EntryFactory
 
-__all__ = ["Piece", "ResultFormatter", "encode_json", "json_key"]
+__all__ = ["Piece", "ResultFormatter", "encode_json", "flatten", "json_key"]
 
 Piece = tuple[bytes, bytes, bytes, bytes | None]
 """A component as `ResultFormatter.splicer` uses it (`ResultFormatter.piece`): `"stream":` + its raw
@@ -59,6 +59,19 @@ def _ts_text(ts: float) -> bytes:
     if type(ts) is int:
         return b"%d" % ts
     return b"%r" % ts if ts - ts == 0.0 else json.dumps(ts).encode()
+
+
+def flatten(value: Mapping[str, Any]) -> dict[str, Any]:
+    """Return the flat row of an output record: `query`, `ts`, `id`, then `<stream>_<field>`.
+
+    >>> flatten({"query": "q", "ts": 5, "tuples": {"o": {"id": 1}, "p": {"id": 1, "total": 2.5}}, "id": "x"})
+    {'query': 'q', 'ts': 5, 'id': 'x', 'o_id': 1, 'p_id': 1, 'p_total': 2.5}
+    """
+    flat = {"query": value["query"], "ts": value["ts"], "id": value["id"]}
+    for stream, record in value["tuples"].items():
+        for k, v in record.items():
+            flat[f"{stream}_{k}"] = v
+    return flat
 
 
 def json_key(value: Any) -> bytes:
@@ -221,6 +234,10 @@ class ResultFormatter:
         if self._importance is not None:
             value["importance"] = self.importance(result)
         return value
+
+    def flat(self, result: Sequence[Entry]) -> dict[str, Any]:
+        """Return the result as a flat row (`flatten` of `value`): the `flat` and `avro` formats."""
+        return flatten(self.value(result))
 
     def encode(self, result: Sequence[Entry]) -> bytes:
         """Return the output record as compact JSON (`json.dumps`'s bytes, by `encode_json`)."""

@@ -22,11 +22,13 @@ import orjson
 from streamjoin.engine import MalformedRecord, RecordReader, ResultFormatter
 from streamjoin.engine.entry import Entry
 from streamjoin.engine.ingest import DEFAULT_MAX_FUTURE
+from streamjoin.joiner.formats import input_codecs, output_encoder
 from streamjoin.joiner.outbox import OutboxRecord, encode_record
 from streamjoin.joiner.rekeyed import RekeyedReader
 from streamjoin.kafka import ConsumedRecord
 from streamjoin.operator import JoinOperator
 from streamjoin.query.model import QueryDef, RangeWindow
+from streamjoin.schema_registry import SchemaRegistry
 from streamjoin.state.base import CommitBatch, Trim
 
 __all__ = ["DEFAULT_MAX_RECORD_BYTES", "BatchBuilder", "BuiltBatch", "Message"]
@@ -65,6 +67,7 @@ class BatchBuilder:
         max_future: float | None = DEFAULT_MAX_FUTURE,
         max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
         internal_topics: Mapping[str, str] | None = None,
+        schemas: SchemaRegistry | None = None,
     ) -> None:
         """`internal_topics`: the internal topic each re-keyed input is read from (by stream)."""
         self.query = query
@@ -97,6 +100,18 @@ class BatchBuilder:
         # Every entry's `extra` is its `ResultFormatter.piece`: raw bytes, spliced pieces, output key.
         self._spliced_record = self._formatter.splicer()
         self._has_rows = any(not isinstance(i.window, RangeWindow) for i in query.inputs)
+        # Formats (joiner/formats.py), chosen once: each topic's (decode, piece), the output's encoder.
+        json_codec = (self._decode, self._formatter.piece)
+        self._codecs = input_codecs(query, json_codec, self._reader, self._formatter, schemas)
+        for stream, topic in internal.items():  # a re-keyed input's records keep their source's format
+            if (source := query.inputs[query.input_index(stream)].topic) in self._codecs:
+                self._codecs[topic] = self._codecs[source]
+        envelope = self._splice_results if self._splice else self._encode_results
+        self._encode_output = output_encoder(query, self._formatter, envelope, schemas)
+
+    def output_prefix(self) -> bytes:
+        """Return how every output record starts (registers an Avro output's schema first)."""
+        return self._encode_output.prefix()
 
     def reset(self, entries: Iterable[Entry], raws: Mapping[tuple[int, ...], bytes]) -> None:
         """Attach their pieces to a checkpoint's entries (`raws`: their raw bytes by (input, offset),
@@ -134,7 +149,7 @@ class BatchBuilder:
         rekeyed = self.rekeyed
         if rekeyed is not None:
             messages = rekeyed.translate(messages, now)
-        decode, piece = self._decode, self._formatter.piece
+        codecs, json_codec = self._codecs, (self._decode, self._formatter.piece)
         mark = engine.watermark
         if self._mark is None or self._mark[0] != mark:
             self._mark = (mark, now)
@@ -145,6 +160,7 @@ class BatchBuilder:
         for tp, msgs in messages.items():
             streams = self.streams_of.get(tp.topic, ())
             p = tp.partition  # the operator's, or a re-keyed record's source partition (`SourceGroup`)
+            decode, piece = codecs.get(tp.topic, json_codec)
             last = None
             for m in msgs:
                 last = m
@@ -184,8 +200,7 @@ class BatchBuilder:
         added = [(e, e.extra[2]) for e in delta.added if e not in expired_now]  # extra[2]: raw bytes
         released = [e for e in delta.released if e not in added_now]
         expired = [e for e in delta.expired if e not in added_now]
-        encode = self._splice_results if self._splice else self._encode_results
-        records = encode(results)
+        records = self._encode_output(results, dead)
         if records and max(map(len, map(_value_of, records))) > self._max_bytes - _KEY_MARGIN:
             records = self._fit(records, results, dead)
         dead = [self._fit_dead(d) for d in dead]

@@ -21,8 +21,9 @@ import time
 from collections import deque
 from collections.abc import Callable
 
-from streamjoin.engine import JoinPlan, MultiJoin, ResultFormatter
+from streamjoin.engine import JoinPlan, MultiJoin
 from streamjoin.joiner.batch import BatchBuilder
+from streamjoin.joiner.formats import registry_at
 from streamjoin.joiner.health import Health
 from streamjoin.joiner.idle import IdleTracker
 from streamjoin.joiner.kafka_io import fetch_evenly, highest_published
@@ -99,9 +100,9 @@ class PartitionOperator:
             max_future=config.max_future,
             max_record_bytes=config.max_record_bytes,
             internal_topics=rekey.internal_topics if rekey is not None else None,
+            schemas=registry_at(config.schema_registry_url),
         )
         self._rekey = rekey
-        self._value_prefix = ResultFormatter(query).prefix
         self.stats = OperatorCounters(query, rekey.internal_topics if rekey is not None else None)
         self.operator: JoinOperator | None = None
         """The query's operator on this partition, rebuilt by every attempt."""
@@ -273,7 +274,7 @@ class PartitionOperator:
                 partition=p,
                 from_offset=start,
                 acked=box.acked,
-                unmarked_prefix=self._value_prefix if self.outputs.exclusive(name) else None,
+                unmarked_prefix=self._builder.output_prefix() if self.outputs.exclusive(name) else None,
             )
             first = box.acked + 1
             skip = max(published - first + 1, 0)

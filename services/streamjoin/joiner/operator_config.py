@@ -27,6 +27,8 @@ class OperatorConfig:
     """How far ahead of the watermark a record may be (query's unit); None: no bound."""
     max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
     """The largest result or dead letter published; larger ones become references (batch.py)."""
+    schema_registry_url: str | None = None
+    """The schema registry of Avro inputs and outputs (docs/formats.md); None: none configured."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,7 +22,6 @@ from __future__ import annotations
 import logging
 import time
 
-from streamjoin.engine import ResultFormatter
 from streamjoin.engine.entry import Entry
 from streamjoin.joiner.batch import BatchBuilder
 from streamjoin.joiner.outbox import HEADER_SEQ, OutboxRecord, parse_sequence_header
@@ -63,7 +62,7 @@ async def recover(keeper: PositionKeeper, builder: BatchBuilder, checkpoint: Che
         published = PublishedIds()
         outs = {n: TopicPartition(*outputs.partition(n, p)) for n in ("results", "dead")}
         ends = await end_offsets(consumer, list(outs.values()))
-        prefix = ResultFormatter(builder.query).prefix
+        prefix = builder.output_prefix()
         for name, tp in outs.items():
             start = await _tail_start(consumer, tp, marker.outputs.get(name, 0), marker.at, ends[tp])
             exclusive = outputs.exclusive(name)

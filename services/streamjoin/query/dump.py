@@ -19,6 +19,7 @@ from typing import Any
 
 from streamjoin.query.expr import dump_expr
 from streamjoin.query.model import FieldRef, ModeDef, Operand, QueryDef, RangeWindow, WindowDef
+from streamjoin.query.output import dump_output
 from streamjoin.query.shedding import dump_shedding
 
 __all__ = ["dump_mode", "dump_query"]
@@ -51,10 +52,11 @@ def dump_query(query: QueryDef) -> dict[str, Any]:
             | (
                 {} if i.key is None else {"key": i.key}
             )  # written only when given: stored queries stay as they were
+            | ({} if i.format == "json" else {"format": i.format})
             for i in query.inputs
         ],
         "where": [[_operand(p.left), p.op, _operand(p.right)] for p in query.where],
-        "output": {"topic": query.output_topic},
+        "output": dump_output(query),
         "evaluation": _mode(query.evaluation),
         "expiration": _mode(query.expiration),
         "algorithm": query.algorithm,

@@ -18,10 +18,12 @@ __all__ = [
     "ExpirationMode",
     "FieldRef",
     "InputDef",
+    "InputFormat",
     "JsonScalar",
     "Mode",
     "ModeDef",
     "Operand",
+    "OutputFormat",
     "Predicate",
     "QueryDef",
     "RangeWindow",
@@ -41,6 +43,8 @@ ExpirationMode: TypeAlias = Literal["eager", "lazy", "probe", "probe_insert", "p
 JsonScalar: TypeAlias = str | int | float | bool | None
 StartName: TypeAlias = Literal["latest", "earliest"]
 StartPosition: TypeAlias = StartName | int | float
+InputFormat: TypeAlias = Literal["json", "avro"]
+OutputFormat: TypeAlias = Literal["envelope", "flat", "avro"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +86,8 @@ class InputDef:
     timestamp: str | None
     window: WindowDef | None
     key: str | None = None
+    format: InputFormat = "json"
+    """How the topic's record values are encoded (the registered stream's, docs/formats.md)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,6 +174,10 @@ class QueryDef:
     shedding: SheddingDef | None = None
     filter: Expr | None = None
     """A predicate every result satisfies as well as `where` (`streamjoin.query.expr`)."""
+    output_format: OutputFormat = "envelope"
+    """The output records' shape (docs/formats.md): the envelope, flat rows, or flat rows in Avro."""
+    output_schema: str | None = None
+    """The Avro schema of the output rows (canonical JSON text) when `output_format` is `avro`."""
 
     @property
     def stream_names(self) -> tuple[str, ...]:

@@ -31,6 +31,7 @@ from streamjoin.query.model import (
     WindowDef,
     WithinPair,
 )
+from streamjoin.query.output import parse_input_format, parse_output_format
 from streamjoin.query.shedding import SheddingDef, parse_shedding
 
 __all__ = [
@@ -134,7 +135,7 @@ def _inputs(raw: object) -> tuple[InputDef, ...]:
     for i, item in enumerate(raw):
         where = f"inputs[{i}]"
         spec = _mapping(item, where)
-        unknown = set(spec) - {"stream", "topic", "timestamp", "window", "key"}
+        unknown = set(spec) - {"stream", "topic", "timestamp", "window", "key", "format"}
         if unknown:
             raise QueryError(where, f"unknown field(s) {sorted(unknown)}")
         stream = _name(spec.get("stream"), f"{where}.stream")
@@ -150,7 +151,7 @@ def _inputs(raw: object) -> tuple[InputDef, ...]:
         window = spec.get("window")  # None: bounded by `within` pairs only (checked by `_within`)
         window = None if window is None else _window(window, f"{where}.window")
         key = None if spec.get("key") is None else parse_key(spec["key"], stream, f"{where}.key")
-        inputs.append(InputDef(stream, topic, timestamp, window, key))
+        inputs.append(InputDef(stream, topic, timestamp, window, key, parse_input_format(spec, where)))
     return tuple(inputs)
 
 
@@ -323,6 +324,7 @@ def parse_definition(raw: object) -> QueryDef:
     within = _within(spec.get("within"), inputs)
     output = _mapping(spec.get("output"), "output")
     output_topic = _name(output.get("topic"), "output.topic")
+    output_format, output_schema = parse_output_format(output)
     algorithm = spec.get("algorithm", "hash")
     if algorithm not in ("hash", "nlj"):
         raise QueryError("algorithm", 'must be "hash" or "nlj"')
@@ -350,6 +352,8 @@ def parse_definition(raw: object) -> QueryDef:
         within=within,
         shedding=_shedding(spec.get("shedding"), inputs),
         filter=None if spec.get("filter") is None else parse_expr(spec["filter"], streams, "filter"),
+        output_format=output_format,
+        output_schema=output_schema,
     )
 
 

@@ -55,6 +55,8 @@ class StreamRecord:
     """Expected size of one record in bytes (state-size estimate); None: unknown."""
     key: str | None = None
     """The field the topic is partitioned by (docs/partitioning.md); None: not keyed or unknown."""
+    format: Literal["json", "avro"] = "json"
+    """How record values are encoded; `avro`: Confluent wire format, `schema` an Avro record schema."""
 
     def to_json(self) -> str:
         """Return the JSON stored in `streamjoin:streams`."""
@@ -70,6 +72,7 @@ class StreamRecord:
                 "record_bytes": self.record_bytes,
                 "key": self.key,
             }
+            | ({"format": self.format} if self.format != "json" else {})
         )
 
     @classmethod
@@ -86,6 +89,7 @@ class StreamRecord:
             expected_rate=None if v.get("expected_rate") is None else float(v["expected_rate"]),
             record_bytes=None if v.get("record_bytes") is None else int(v["record_bytes"]),
             key=None if v.get("key") is None else str(v["key"]),
+            format="avro" if v.get("format") == "avro" else "json",
         )
 
 

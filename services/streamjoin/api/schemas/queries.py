@@ -55,6 +55,9 @@ class InputSpec(BaseModel):
     timestamp: StrictStr | None = None
     key: StrictStr | None = Field(default=None, description="Defaults to the stream's; it may not differ.")
     window: WindowSpec | None = None
+    format: Literal["json", "avro"] | None = Field(
+        default=None, description="The stream's; given, it must match."
+    )
 
 
 class ModeSpec(BaseModel):
@@ -97,6 +100,19 @@ class OutputSpec(BaseModel):
     topic: TopicName
 
 
+class ResultsSpec(OutputSpec):
+    """Where results go, and their format (docs/formats.md)."""
+
+    format: Literal["envelope", "flat", "avro"] | None = Field(
+        default=None, description="`envelope` (default), `flat` rows, or flat rows in `avro`."
+    )
+    schema_: dict[str, Any] | None = Field(
+        default=None,
+        alias="schema",
+        description="The Avro record schema of `avro` rows; derived from the inputs' schemas when omitted.",
+    )
+
+
 class QueryCreate(BaseModel):
     """Register a query: the query JSON (`inputs`, `where`, ...) or `cql` text over registered streams."""
 
@@ -127,7 +143,7 @@ class QueryCreate(BaseModel):
     filter: Any = Field(
         default=None, description='The filter expression: `{"op": ">", "args": [{"ref": ["a", "n"]}, 1]}`.'
     )
-    output: OutputSpec
+    output: ResultsSpec
     evaluation: ModeSpec | None = None
     expiration: ExpirationSpec | None = None
     within: list[tuple[StrictStr, StrictStr, Number]] | None = Field(
@@ -154,6 +170,8 @@ class QueryCreate(BaseModel):
                 dumped["timestamp"] = given.timestamp
         if "within" in out:
             out["within"] = [list(pair) for pair in out["within"]]
+        if "schema_" in out.get("output", {}):
+            out["output"]["schema"] = out["output"].pop("schema_")
         return out
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, field_validator
 
@@ -49,6 +49,10 @@ class StreamCreate(BaseModel):
     record_bytes: int | None = Field(
         default=None, gt=0, le=1 << 30, description="Expected size of one record in bytes (same estimate)."
     )
+    format: Literal["json", "avro"] = Field(
+        default="json",
+        description="`avro`: Confluent wire format (schema id, Avro); `schema` is an Avro record schema.",
+    )
 
     @field_validator("json_schema")
     @classmethod
@@ -81,4 +85,5 @@ class StreamPublic(BaseModel):
     created_at: float = Field(description="Unix seconds.")
     expected_rate: float | None = Field(default=None, description="Records per second expected.")
     record_bytes: int | None = Field(default=None, description="Expected size of one record in bytes.")
+    format: Literal["json", "avro"] = Field(default="json", description="How record values are encoded.")
     queries: list[str] = Field(description="The registered queries that read this stream.")

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from streamjoin.api.services.output_schema import derive_output_schema
 from streamjoin.api.services.streams import schema_fields
 from streamjoin.query import FieldRef, QueryDef, QueryError, RowsWindow, parse_query
 from streamjoin.query.cql import parse_cql
@@ -36,9 +37,16 @@ class Compiled:
 
 
 def compile_query(
-    raw: Mapping[str, Any], cql: str | None, streams: Mapping[str, StreamRecord], sql: str | None = None
+    raw: Mapping[str, Any],
+    cql: str | None,
+    streams: Mapping[str, StreamRecord],
+    sql: str | None = None,
+    registry_schemas: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Compiled:
     """Validate a query given as JSON fields (`raw`) and optional CQL or SQL text against `streams`.
+
+    `registry_schemas`: the schema registry's latest schema of Avro streams registered without one
+    (`registry_schemas_of`), for the derived schema of an Avro output.
 
     Raises:
         QueryError: the first problem found, with the field it is in.
@@ -57,6 +65,7 @@ def compile_query(
             raise QueryError("cql", f"give either cql or {'/'.join(_CQL_REPLACES)}, not both (found {given})")
         spec.update(parse_cql(cql, streams))
     used = _resolve_inputs(spec, streams)
+    derive_output_schema(spec, streams, registry_schemas or {})
     query = parse_query(spec)
     _check_fields(query, spec, streams)
     _check_topics(query)
@@ -95,6 +104,13 @@ def _resolve_inputs(spec: dict[str, Any], streams: Mapping[str, StreamRecord]) -
             )
         if entry["key"] is None:
             del entry["key"]
+        if entry.get("format", stream.format) != stream.format:
+            raise QueryError(
+                f"inputs[{i}].format", f"stream {name!r} is registered with format {stream.format!r}"
+            )
+        entry.pop("format", None)
+        if stream.format != "json":
+            entry["format"] = stream.format
         resolved.append(entry)
         if stream not in used:
             used.append(stream)

@@ -21,6 +21,7 @@ from streamjoin.api.schemas import (
 from streamjoin.api.services.compile import compile_query
 from streamjoin.api.services.limits import RegistrationLimits, check_limits
 from streamjoin.api.services.observe import status_reason
+from streamjoin.api.services.output_schema import registry_schemas_of
 from streamjoin.api.services.plans import partitioning_json
 from streamjoin.query.cql import format_cql
 from streamjoin.query.model import QueryDef
@@ -31,6 +32,7 @@ from streamjoin.registry import (
     StatusRecord,
     query_status,
 )
+from streamjoin.schema_registry import SchemaRegistry
 
 __all__ = ["QueryService", "control_changes", "query_public"]
 
@@ -38,15 +40,26 @@ __all__ = ["QueryService", "control_changes", "query_public"]
 class QueryService:
     """Queries over the registry; every write is validated first and then written in one step."""
 
-    def __init__(self, store: RegistryStore, limits: RegistrationLimits | None = None) -> None:
-        """Serve queries from `store`; registrations are checked against `limits` (default: defaults)."""
+    def __init__(
+        self,
+        store: RegistryStore,
+        limits: RegistrationLimits | None = None,
+        schemas: SchemaRegistry | None = None,
+    ) -> None:
+        """Serve queries from `store`; registrations are checked against `limits` (default: defaults).
+
+        `schemas`: the schema registry that gives the schema of an Avro stream registered without one.
+        """
         self._store = store
         self._limits = limits or RegistrationLimits()
+        self._schemas = schemas
 
     async def create(self, body: QueryCreate) -> QueryPublic:
         """Validate and register a query; raise `QueryError` (422) or `AlreadyExistsError` (409)."""
         snapshot = await self._store.snapshot()
-        compiled = compile_query(body.query_json(), body.cql, snapshot.streams, body.sql)
+        raw = body.query_json()
+        found = await registry_schemas_of(raw, snapshot.streams, self._schemas)
+        compiled = compile_query(raw, body.cql, snapshot.streams, body.sql, found)
         check_limits(compiled.query, snapshot.streams, list(snapshot.queries), self._limits)
         at = round(time.time(), 3)
         record = QueryRecord.of(compiled.query, cql=compiled.cql, paused=body.paused, at=at)
@@ -56,7 +69,9 @@ class QueryService:
     async def validate(self, body: QueryCreate) -> QueryValidation:
         """Run registration's compile step on `body` and change nothing; raise `QueryError` (422)."""
         snapshot = await self._store.snapshot()
-        compiled = compile_query(body.query_json(), body.cql, snapshot.streams, body.sql)
+        raw = body.query_json()
+        found = await registry_schemas_of(raw, snapshot.streams, self._schemas)
+        compiled = compile_query(raw, body.cql, snapshot.streams, body.sql, found)
         check_limits(compiled.query, snapshot.streams, list(snapshot.queries), self._limits)
         record = QueryRecord.of(compiled.query, cql=compiled.cql, paused=body.paused, at=0.0)
         public = query_public(record, [], snapshot.version)
@@ -78,7 +93,9 @@ class QueryService:
         old = snapshot.queries.get(name)
         if old is None:
             raise NotFoundError("query", name)
-        compiled = compile_query({**body.query_json(), "name": name}, body.cql, snapshot.streams, body.sql)
+        raw = {**body.query_json(), "name": name}
+        found = await registry_schemas_of(raw, snapshot.streams, self._schemas)
+        compiled = compile_query(raw, body.cql, snapshot.streams, body.sql, found)
         check_limits(compiled.query, snapshot.streams, list(snapshot.queries), self._limits)
         _check_same_inputs(old, compiled.query)
         draft = QueryRecord(compiled.query, compiled.cql, old.controls, 0.0, round(time.time(), 3))

@@ -8,6 +8,7 @@ from typing import Any
 
 from streamjoin.api.errors import ApiError
 from streamjoin.api.schemas import StreamCreate, StreamPublic
+from streamjoin.formats import avro_fields, check_avro_schema
 from streamjoin.query.parse import QueryError, parse_key
 from streamjoin.registry import NotFoundError, RegistryStore, StreamRecord
 
@@ -21,6 +22,9 @@ def schema_fields(schema: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
     """
     if schema is None:
         return None
+    fields = avro_fields(schema)
+    if fields is not None:
+        return fields
     properties = schema.get("properties")
     return properties if isinstance(properties, Mapping) else None
 
@@ -33,9 +37,32 @@ def _check_key(body: StreamCreate) -> None:
             raise ApiError(422, "invalid_stream", exc.message, field="key") from None
 
 
+def check_stream_avro_schema(schema: Mapping[str, Any], timestamp: str | None) -> None:
+    """Raise `ApiError` 422 unless `schema` is an Avro record schema with `timestamp` a number field."""
+    try:
+        check_avro_schema(schema)
+    except ValueError as exc:
+        raise ApiError(422, "invalid_stream", str(exc), field="schema") from None
+    fields = avro_fields(schema) or {}
+    if timestamp is not None:
+        if timestamp not in fields:
+            raise ApiError(
+                422, "invalid_stream", f"{timestamp!r} is not a field of the schema", field="timestamp"
+            )
+        kind = fields[timestamp]
+        kinds = (
+            set(kind) if isinstance(kind, list) else {kind.get("type") if isinstance(kind, Mapping) else kind}
+        )
+        if not kinds & {"int", "long", "float", "double"}:
+            raise ApiError(422, "invalid_stream", "the timestamp field must be a number", field="timestamp")
+
+
 def _check_schema(body: StreamCreate) -> None:
     schema = body.json_schema
     if schema is None:
+        return
+    if body.format == "avro":
+        check_stream_avro_schema(schema, body.timestamp)
         return
     kind = schema.get("type")
     if kind is not None and kind != "object":
@@ -93,6 +120,7 @@ class StreamService:
             expected_rate=body.expected_rate,
             record_bytes=body.record_bytes,
             key=body.key,
+            format=body.format,
         )
         await self._store.create_stream(record)
         return _public(record, [])
@@ -130,5 +158,6 @@ def _public(stream: StreamRecord, users: list[str]) -> StreamPublic:
         expected_rate=stream.expected_rate,
         record_bytes=stream.record_bytes,
         key=stream.key,
+        format=stream.format,
         queries=users,
     )
