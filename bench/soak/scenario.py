@@ -83,7 +83,10 @@ class Report:
     """(seconds since production started, records produced and not yet committed; None: Redis down)."""
     verdict: Verdict
     drain_s: float
+    """From the end of production until every input record was committed."""
+    oracle_s: float
     compare_s: float
+    """The oracle, reading the output and dead-letter topics, and the comparison."""
 
     def as_json(self) -> dict[str, Any]:
         """Return the report as JSON-ready data."""
@@ -96,6 +99,7 @@ class Report:
             "oversized_result_records": self.padded,
             "faults": self.faults,
             "drain_s": round(self.drain_s, 1),
+            "oracle_s": round(self.oracle_s, 1),
             "compare_s": round(self.compare_s, 1),
             "verdict": self.verdict.as_json(),
             "lag": [[round(t, 1), lag] for t, lag in self.lag],
@@ -271,6 +275,7 @@ class _Run:
         began = time.monotonic()
         query = parse_query(self.query_json)
         expected = await asyncio.to_thread(expected_output, query, self.ledger, self.topics)
+        oracle_s = time.monotonic() - began
         bootstrap = self.cluster.bootstrap
         got: Counter[str] = Counter()
         await _read(bootstrap, self.output, sum(expected.results.values()),
@@ -283,7 +288,7 @@ class _Run:
             scenario=self.scenario.name, rate=self.scenario.rate, duration_s=self.scenario.duration_s,
             produced=self.ledger.produced, poison=len(self.ledger.poison), padded=len(self.ledger.padded),
             faults=self.faults, lag=self.lag, verdict=verdict(expected, got, dead),
-            drain_s=drain_s, compare_s=time.monotonic() - began,
+            drain_s=drain_s, oracle_s=oracle_s, compare_s=time.monotonic() - began,
         )  # fmt: skip
 
 

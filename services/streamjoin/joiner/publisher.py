@@ -99,6 +99,8 @@ class Publisher:
         }
         self._producer = new_producer(self._config)
         self._fenced_by_broker = False
+        # (topic, partition, query, source partition) -> the fence of the attempt whose publish failed
+        self._failed: dict[tuple[str, int, str, int], Fence] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._poll, name="streamjoin-publisher", daemon=True)
         self._thread.start()
@@ -143,8 +145,11 @@ class Publisher:
         loop = asyncio.get_running_loop()
         done: asyncio.Future[int] = loop.create_future()
 
+        key = (topic, partition, query, source_partition)
+
         def delivered(err: DeliveryError | None, msg: Any) -> None:
             if err is not None:
+                self._latch(key, fence)
                 if err.name() in _FENCED_BY_BROKER:
                     self._fenced_by_broker = True
                 outcome: object = PublishError(f"publishing to {topic}[{partition}] failed: {err.str()}")
@@ -155,17 +160,41 @@ class Publisher:
         prefix = sequence_prefix(query, source_partition)
         lock = self._order.setdefault((topic, partition), asyncio.Lock())
         async with lock:  # uncontended: taken without yielding
-            await _check_fence(fence)
-            await self._send(
-                topic,
-                partition,
-                first_seq,
-                records,
-                prefix,
-                seq_on_last_only=seq_on_last_only,
-                on_delivery=delivered,
-            )
+            try:
+                await _check_fence(fence)
+                self._check_no_gap(key, fence)
+                await self._send(
+                    topic,
+                    partition,
+                    first_seq,
+                    records,
+                    prefix,
+                    seq_on_last_only=seq_on_last_only,
+                    on_delivery=delivered,
+                )
+            except BaseException:
+                self._latch(key, fence)
+                raise
         return await done
+
+    def _latch(self, key: tuple[str, int, str, int], fence: Fence | None) -> None:
+        """Remember that a publish of the attempt `fence` belongs to failed (see `_check_no_gap`)."""
+        if fence is not None:
+            self._failed[key] = fence
+
+    def _check_no_gap(self, key: tuple[str, int, str, int], fence: Fence | None) -> None:
+        """Refuse a publish when an earlier one of the same attempt (same `fence`) to the same
+        partition failed: its records are not in the topic, and this one's would leave a gap that
+        recovery, taking the highest sequence number present as "everything before is published",
+        would read as published (lost results). A publish of a new attempt (another fence: its
+        recovery read the output's tail first) clears the mark."""
+        failed = self._failed.get(key)
+        if failed is None or fence is None:
+            return
+        if failed is fence:
+            topic, partition, _, _ = key
+            raise PublishError(f"an earlier publish to {topic}[{partition}] failed: not publishing after it")
+        del self._failed[key]
 
     async def _send(
         self,
