@@ -79,9 +79,12 @@ class Restart:
         return f"clean restart of w{self.worker + 1}"
 
     async def apply(self, cluster: Cluster) -> dict[str, Any]:
-        code = await asyncio.to_thread(cluster.workers[self.worker].stop)
+        began = time.monotonic()
+        # The worker bounds its own shutdown (9 s); on a loaded machine its exit can take longer,
+        # and the harness's default 10 s would turn the clean restart into a SIGKILL.
+        code = await asyncio.to_thread(cluster.workers[self.worker].stop, 30_000)
         cluster.workers[self.worker].start()
-        return {"exit_code": code}
+        return {"exit_code": code, "stop_s": round(time.monotonic() - began, 1)}
 
 
 @dataclass(frozen=True)
