@@ -51,6 +51,7 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--redis-empty", action="store_true", help="also restart Redis empty (last fault)")
     parser.add_argument("--seed", type=int, default=3)
     parser.add_argument("--out", type=Path, default=None, help="default bench/results/soak-<date>.json")
+    parser.add_argument("--keep", type=Path, default=None, help="keep the logs in this directory")
     return parser.parse_args(argv)
 
 
@@ -84,8 +85,12 @@ def main(argv: list[str] | None = None) -> int:
             bar.update(task, completed=min(p.elapsed_s, duration), description=p.phase,
                        status=status + (f"  [{p.fault}]" if p.fault else ""))  # fmt: skip
 
-        with tempfile.TemporaryDirectory(prefix="streamjoin-soak-") as workdir:
-            report = run_scenario(scenario, Path(workdir), progress=show)
+        if args.keep is not None:
+            args.keep.mkdir(parents=True, exist_ok=True)
+            report = run_scenario(scenario, args.keep, progress=show)
+        else:
+            with tempfile.TemporaryDirectory(prefix="streamjoin-soak-") as workdir:
+                report = run_scenario(scenario, Path(workdir), progress=show)
     window = min(300.0, duration / 2)
     trend = lag_trend(report.lag, from_s=duration - window, to_s=duration, rate=rate)
     figures: dict[str, Any] = {
@@ -103,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out or RESULTS / f"soak-{datetime.date.today().isoformat()}.json"
     out.write_text(json.dumps(figures, indent=1) + "\n")
     console.print(f"written: {out}")
-    return 0 if report.verdict.ok and trend.flat else 1
+    return 0 if report.verdict.ok and trend.flat and not report.not_drained else 1
 
 
 def _print(console: Console, figures: dict[str, Any], summary: str) -> None:
@@ -125,6 +130,8 @@ def _print(console: Console, figures: dict[str, Any], summary: str) -> None:
                   f"max {trend['max']:,}, slope {trend['slope_records_per_s']}/s: {flat}")  # fmt: skip
     console.print(f"load average (1/5/15 min) at start, end: {figures['load_average'][0][1]}, "
                   f"{figures['load_average'][-1][1]} on {figures['cpus']} cores")  # fmt: skip
+    if figures["not_drained"]:
+        console.print(f"NOT DRAINED (committed, produced): {figures['not_drained']}")
     console.print(summary)
 
 

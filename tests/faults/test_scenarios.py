@@ -27,6 +27,7 @@ RATE = 1_500.0
 
 def _check(report: Report) -> None:
     v = report.verdict
+    assert not report.not_drained, f"inputs not committed in time: {report.not_drained}\n{v.summary()}"
     assert v.expected > 2_000, f"too few results to prove anything: {v.expected}"
     assert v.ok, f"{v.summary()}\n{v.dead.missing[:5]} {v.dead.extra[:5]} {v.dead.wrong_reason[:5]}"
     # every kind of poison was injected and came back once; and the oversized results' references
