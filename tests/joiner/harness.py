@@ -311,13 +311,14 @@ class JoinerProcess:
         self.log_path = workdir / f"{name}.log"
         self.process: ManagedProcess | None = None
         self.starts = 0
+        self.worker_id = ""
 
     def start(self) -> None:
         """Start (or restart) the worker."""
         self.starts += 1
-        worker_id = f"{self.name}-{self.starts}-{uuid.uuid4().hex[:6]}"
+        self.worker_id = f"{self.name}-{self.starts}-{uuid.uuid4().hex[:6]}"
         self.process = ManagedProcess(
-            self.name, [*self.argv, "--worker-id", worker_id], log_path=self.log_path
+            self.name, [*self.argv, "--worker-id", self.worker_id], log_path=self.log_path
         )
         self.process.start()
 

@@ -47,6 +47,9 @@ _BATCHED_RECORD_BYTES = 1 << 20
 """Publishes with a larger record go one by one: a record over `message.max.bytes` fails alone."""
 
 
+_FENCED_BY_BROKER = frozenset({"PRODUCER_FENCED", "INVALID_PRODUCER_EPOCH", "_FENCED"})
+"""Delivery errors after which the broker refuses every record of this producer: replace it."""
+
 Fence = Callable[[], Awaitable[None]]
 """Raise if the caller no longer owns what it publishes (awaited right before records are queued)."""
 
@@ -78,24 +81,26 @@ class Publisher:
         # Publishes to one partition must not interleave: a publish that waits for queue room
         # (`BufferError`) holds its partition's lock, so a later batch cannot overtake it.
         self._order: dict[tuple[str, int], asyncio.Lock] = {}
-        self._producer = new_producer(
-            {
-                **kafka.librdkafka,
-                "bootstrap.servers": kafka.bootstrap,
-                "client.id": client_id,
-                "enable.idempotence": True,
-                "linger.ms": linger_ms,
-                "batch.size": 1 << 20,
-                "queue.buffering.max.messages": queue_messages,
-                # the message count is the limit: `produce_batch` checks it before queueing
-                "queue.buffering.max.kbytes": _QUEUE_KBYTES,
-                "message.max.bytes": _MAX_MESSAGE_BYTES,
-                "compression.type": "none",
-                "logger": _LIBRDKAFKA_LOG,
-                "error_cb": self._on_error,
-                **timeout,
-            }
-        )
+        self._config = {
+            **kafka.librdkafka,
+            "bootstrap.servers": kafka.bootstrap,
+            "client.id": client_id,
+            "enable.idempotence": True,
+            "linger.ms": linger_ms,
+            "batch.size": 1 << 20,
+            "queue.buffering.max.messages": queue_messages,
+            # the message count is the limit: `produce_batch` checks it before queueing
+            "queue.buffering.max.kbytes": _QUEUE_KBYTES,
+            "message.max.bytes": _MAX_MESSAGE_BYTES,
+            "compression.type": "none",
+            "logger": _LIBRDKAFKA_LOG,
+            "error_cb": self._on_error,
+            **timeout,
+        }
+        self._producer = new_producer(self._config)
+        self._fenced_by_broker = False
+        # (topic, partition, query, source partition) -> the fence of the attempt whose publish failed
+        self._failed: dict[tuple[str, int, str, int], Fence] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._poll, name="streamjoin-publisher", daemon=True)
         self._thread.start()
@@ -135,11 +140,18 @@ class Publisher:
             raise PublishError(f"the producer failed: {self.fatal}")
         if not records:
             raise ValueError("nothing to publish")
+        if self._fenced_by_broker:
+            self._renew()
         loop = asyncio.get_running_loop()
         done: asyncio.Future[int] = loop.create_future()
 
+        key = (topic, partition, query, source_partition)
+
         def delivered(err: DeliveryError | None, msg: Any) -> None:
             if err is not None:
+                self._latch(key, fence)
+                if err.name() in _FENCED_BY_BROKER:
+                    self._fenced_by_broker = True
                 outcome: object = PublishError(f"publishing to {topic}[{partition}] failed: {err.str()}")
             else:
                 outcome = int(msg.offset())
@@ -148,17 +160,41 @@ class Publisher:
         prefix = sequence_prefix(query, source_partition)
         lock = self._order.setdefault((topic, partition), asyncio.Lock())
         async with lock:  # uncontended: taken without yielding
-            await _check_fence(fence)
-            await self._send(
-                topic,
-                partition,
-                first_seq,
-                records,
-                prefix,
-                seq_on_last_only=seq_on_last_only,
-                on_delivery=delivered,
-            )
+            try:
+                await _check_fence(fence)
+                self._check_no_gap(key, fence)
+                await self._send(
+                    topic,
+                    partition,
+                    first_seq,
+                    records,
+                    prefix,
+                    seq_on_last_only=seq_on_last_only,
+                    on_delivery=delivered,
+                )
+            except BaseException:
+                self._latch(key, fence)
+                raise
         return await done
+
+    def _latch(self, key: tuple[str, int, str, int], fence: Fence | None) -> None:
+        """Remember that a publish of the attempt `fence` belongs to failed (see `_check_no_gap`)."""
+        if fence is not None:
+            self._failed[key] = fence
+
+    def _check_no_gap(self, key: tuple[str, int, str, int], fence: Fence | None) -> None:
+        """Refuse a publish when an earlier one of the same attempt (same `fence`) to the same
+        partition failed: its records are not in the topic, and this one's would leave a gap that
+        recovery, taking the highest sequence number present as "everything before is published",
+        would read as published (lost results). A publish of a new attempt (another fence: its
+        recovery read the output's tail first) clears the mark."""
+        failed = self._failed.get(key)
+        if failed is None or fence is None:
+            return
+        if failed is fence:
+            topic, partition, _, _ = key
+            raise PublishError(f"an earlier publish to {topic}[{partition}] failed: not publishing after it")
+        del self._failed[key]
 
     async def _send(
         self,
@@ -209,6 +245,20 @@ class Publisher:
                     await asyncio.sleep(0.005)
                 except ProducerError as exc:
                     raise PublishError(f"publishing to {topic}[{partition}] failed: {exc}") from exc
+
+    def _renew(self) -> None:
+        """Replace a producer the broker fenced: after records timed out (a broker that stopped
+        answering for longer than `message.timeout.ms`), librdkafka bumps the idempotent producer's
+        epoch, and the embedded broker then refuses every later produce of that producer id
+        (`PRODUCER_FENCED`) for good. What the old producer still holds is purged (the broker would
+        refuse it too); the operator's retry re-runs the recovery, which reads the output's tail
+        before publishing again, so nothing is lost or doubled."""
+        old = self._producer
+        self._fenced_by_broker = False
+        old.purge()
+        old.poll(0)  # fail the purged records' callbacks now
+        self._producer = new_producer(self._config)
+        _log.warning("the broker fenced this worker's producer: replaced it with a new one")
 
     @staticmethod
     def _batchable(records: Sequence[OutboxRecord]) -> bool:

@@ -1,0 +1,27 @@
+"""Fault scenarios and the soak: the joiner under load and faults, its output against the oracle.
+
+`python -m bench.soak --help` runs the long one; `tests/faults/` runs short ones in CI. The pieces:
+`workload.py` (the records and the poison), `faults.py` (what can go wrong, and the issue's
+schedule), `cluster.py` (broker, Redis, workers), `scenario.py` (the runner), `oracle.py` (the
+comparison) and `lag.py` (whether the lag stayed flat).
+"""
+
+from bench.soak.faults import BrokerFreeze, Fault, Freeze, Kill, RedisCrash, Restart, standard_schedule
+from bench.soak.scenario import Progress, Report, Scenario, run_scenario
+from bench.soak.workload import POISON_KINDS, WorkloadSpec
+
+__all__ = [
+    "POISON_KINDS",
+    "BrokerFreeze",
+    "Fault",
+    "Freeze",
+    "Kill",
+    "Progress",
+    "RedisCrash",
+    "Report",
+    "Restart",
+    "Scenario",
+    "WorkloadSpec",
+    "run_scenario",
+    "standard_schedule",
+]

@@ -1,0 +1,142 @@
+"""The system under test: its own broker, its own Redis and N joiner workers, all real processes.
+
+Faults act on it (`bench/soak/faults.py`); it also answers the two questions they and the lag
+probe ask of Redis: which partitions a worker owns with a batch committed but not yet known to be
+published (a batch in flight), and how far each partition's committed input offsets are behind.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import redis
+from tests.joiner.harness import JoinerProcess
+from tests.registry.redis_process import RestartableRedis
+
+from streamjoin.dev.broker import EmbeddedBroker
+from streamjoin.topics import TopicSpec, create_topics, load_catalog
+
+__all__ = ["Cluster"]
+
+
+class Cluster:
+    """A broker, a restartable Redis (`appendfsync always`) and `workers` joiner processes."""
+
+    def __init__(self, workdir: Path, *, workers: int, session_timeout_ms: int) -> None:
+        self.workdir = workdir
+        self.broker = EmbeddedBroker()
+        self.redis = RestartableRedis(workdir / "redis")
+        (workdir / "redis").mkdir(parents=True, exist_ok=True)
+        self.worker_count = workers
+        self.session_timeout_ms = session_timeout_ms
+        self.workers: list[JoinerProcess] = []
+        self.prefix = ""
+        self.query = ""
+        self.partitions = 0
+        self._paused: set[int] = set()
+
+    @property
+    def bootstrap(self) -> str:
+        """The broker's bootstrap address."""
+        assert self.broker.bootstrap is not None, "the broker is not started"
+        return self.broker.bootstrap
+
+    @property
+    def broker_pid(self) -> int:
+        """The broker's process id."""
+        process = self.broker.process
+        assert process is not None and process.pid is not None, "the broker is not started"
+        return process.pid
+
+    def start(self) -> None:
+        """Start the broker and Redis; create the declared topics, as the topics job does first."""
+        self.broker.start(self.workdir)
+        self.redis.start()
+        create_topics(self.bootstrap, load_catalog())
+
+    def create_topics(self, names: Sequence[str], partitions: int, config: Mapping[str, str]) -> None:
+        """Create `names` with `partitions` partitions each."""
+        specs = [TopicSpec(t, "internal", partitions, config=dict(config)) for t in names]
+        failed = [r for r in create_topics(self.bootstrap, specs) if not r.ok]
+        if failed:
+            raise RuntimeError(f"topics not created: {failed}")
+
+    def start_workers(self, *, group: str, prefix: str, query: str, partitions: int) -> None:
+        """Start the workers of consumer group `group` on registry/state prefix `prefix`."""
+        self.prefix, self.query, self.partitions = prefix, query, partitions
+        session = ["--session-timeout-ms", str(self.session_timeout_ms)]
+        for i in range(self.worker_count):
+            worker = JoinerProcess(self.workdir, self.bootstrap, self.redis.url, group=group, prefix=prefix,
+                                   name=f"w{i + 1}", extra=session)  # fmt: skip
+            worker.start()
+            self.workers.append(worker)
+
+    def signal_worker(self, index: int, signum: signal.Signals) -> None:
+        """Send `signum` to worker `index`'s process group."""
+        process = self.workers[index].process
+        assert process is not None and process.pid is not None
+        os.killpg(process.pid, signum)
+        if signum == signal.SIGSTOP:
+            self._paused.add(index)
+        elif signum == signal.SIGCONT:
+            self._paused.discard(index)
+
+    def pause_broker(self, paused: bool) -> None:
+        """SIGSTOP (or SIGCONT) the broker: its connections stay open and nothing answers."""
+        os.kill(self.broker_pid, signal.SIGSTOP if paused else signal.SIGCONT)
+        if paused:
+            self._paused.add(-1)
+        else:
+            self._paused.discard(-1)
+
+    def _client(self) -> redis.Redis:
+        return redis.Redis.from_url(self.redis.url, socket_timeout=1.0, socket_connect_timeout=1.0)
+
+    def _meta_key(self, partition: int) -> str:
+        return f"{self.prefix}{{{partition}}}:state:{self.query}:meta"
+
+    def in_flight(self, index: int) -> list[int]:
+        """Return the partitions worker `index` owns whose outbox holds committed, unacknowledged results."""
+        owner = self.workers[index].worker_id
+        out = []
+        try:
+            with self._client() as client:
+                for p in range(self.partitions):
+                    outbox = f"{self.prefix}{{{p}}}:state:{self.query}:outbox:results"
+                    if client.hget(self._meta_key(p), "owner") == owner.encode() and client.llen(outbox) > 0:
+                        out.append(p)
+        except redis.RedisError:  # Redis briefly unreachable: nothing seen
+            return []
+        return out
+
+    def committed(self) -> dict[tuple[str, int], int]:
+        """Return each input (topic, partition)'s committed next offset (Redis errors propagate)."""
+        out: dict[tuple[str, int], int] = {}
+        with self._client() as client:
+            for p in range(self.partitions):
+                for field, value in client.hgetall(self._meta_key(p)).items():
+                    if field.startswith(b"offset:"):
+                        out[field[7:].decode(), p] = int(value)
+        return out
+
+    def stop(self) -> None:
+        """Stop everything (resuming what a fault left paused first); safe to call twice."""
+        for index in list(self._paused):
+            try:
+                if index < 0:
+                    self.pause_broker(False)
+                else:
+                    self.signal_worker(index, signal.SIGCONT)
+            except (ProcessLookupError, AssertionError):
+                pass
+        for worker in self.workers:
+            worker.stop()
+        self.redis.stop()
+        self.broker.stop()
+
+    def logs(self, lines: int = 40) -> str:
+        """Return the end of every worker's log."""
+        return "\n".join(f"--- {w.name} ---\n{w.log_tail(lines)}" for w in self.workers)

@@ -1,0 +1,329 @@
+"""Run a scenario: a workload at a steady rate through N workers while faults strike on schedule,
+then compare the output and the dead-letter topic with the oracle.
+
+    from bench.soak import Scenario, run_scenario, standard_schedule
+    report = run_scenario(Scenario("quick", rate=2_000, duration_s=60,
+                                   schedule=standard_schedule(span_s=40)), workdir)
+    assert report.verdict.ok, report.verdict.summary()
+
+Steps: start a broker, Redis and the workers (`Cluster`); register the query; produce at `rate`
+records/s for `duration_s` (1% poison of every kind, `bench/soak/workload.py`) while the faults run
+and the committed input offsets are sampled every second (the lag); produce one far-future record
+per stream and partition so every result comes out; wait until every input record is committed;
+read the output and dead-letter topics; compare (`bench/soak/oracle.py`). Everything started is
+stopped at the end, also on failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from aiokafka import AIOKafkaConsumer
+from bench.soak.cluster import Cluster
+from bench.soak.faults import Fault
+from bench.soak.oracle import Verdict, check_dead_letters, expected_output, result_id, verdict
+from bench.soak.workload import STREAMS, Ledger, RecordMaker, WorkloadSpec
+from confluent_kafka import Producer
+from tests.joiner.harness import register_query, wait_running
+
+from streamjoin.query import parse_query
+
+__all__ = ["Progress", "Report", "Scenario", "run_scenario"]
+
+MAX_RECORD_BYTES = 4_000
+"""`STREAMJOIN_MAX_RECORD_BYTES` of the workers: a padded record's results (5,000 bytes) exceed it."""
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """What to run: the rate (records/s over all inputs), for how long, and the faults."""
+
+    name: str
+    rate: float
+    duration_s: float
+    schedule: tuple[Fault, ...] = ()
+    workers: int = 3
+    workload: WorkloadSpec = field(default_factory=WorkloadSpec)
+    session_timeout_ms: int = 6_000
+    drain_timeout_s: float = 180.0
+
+
+@dataclass
+class Progress:
+    """What a running scenario reports every second (for a progress bar)."""
+
+    phase: str
+    elapsed_s: float
+    produced: int
+    lag: int | None
+    fault: str = ""
+
+
+@dataclass
+class Report:
+    """What a scenario did and how its output compared with the oracle."""
+
+    scenario: str
+    rate: float
+    duration_s: float
+    produced: int
+    poison: int
+    padded: int
+    faults: list[dict[str, Any]]
+    lag: list[tuple[float, int | None]]
+    """(seconds since production started, records produced and not yet committed; None: Redis down)."""
+    verdict: Verdict
+    drain_s: float
+    """From the end of production until every input record was committed."""
+    not_drained: dict[str, list[int]]
+    """Input partitions not fully committed when `drain_timeout_s` ran out: [committed, produced]."""
+    oracle_s: float
+    compare_s: float
+    """The oracle, reading the output and dead-letter topics, and the comparison."""
+
+    def as_json(self) -> dict[str, Any]:
+        """Return the report as JSON-ready data."""
+        return {
+            "scenario": self.scenario,
+            "rate": self.rate,
+            "duration_s": self.duration_s,
+            "produced": self.produced,
+            "poison_records": self.poison,
+            "oversized_result_records": self.padded,
+            "faults": self.faults,
+            "drain_s": round(self.drain_s, 1),
+            "not_drained": self.not_drained,
+            "oracle_s": round(self.oracle_s, 1),
+            "compare_s": round(self.compare_s, 1),
+            "verdict": self.verdict.as_json(),
+            "lag": [[round(t, 1), lag] for t, lag in self.lag],
+        }
+
+
+class _PacedProducer(threading.Thread):
+    """Produce the workload at `rate` records/s for `duration_s`, then the flush records."""
+
+    def __init__(
+        self, bootstrap: str, topics: Mapping[str, str], maker: RecordMaker, rate: float, duration_s: float
+    ) -> None:
+        super().__init__(daemon=True, name="soak-producer")
+        self._topics = [topics[s] for s in STREAMS]
+        self._maker, self._rate, self._duration_s = maker, rate, duration_s
+        self._producer = Producer({
+            "bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 10,
+            "queue.buffering.max.messages": 2_000_000, "queue.buffering.max.kbytes": 1_048_576,
+            "message.timeout.ms": 600_000, "delivery.report.only.error": True,
+        })  # fmt: skip
+        self.errors: list[str] = []
+        self.failure: BaseException | None = None
+        self.started = threading.Event()
+        self.start_time = 0.0
+
+    def _send(self, s: int, p: int, value: bytes) -> None:
+        while True:
+            try:
+                self._producer.produce(self._topics[s], value, partition=p, on_delivery=self._report)
+                return
+            except BufferError:
+                self._producer.poll(0.05)
+
+    def _report(self, err: Any, _msg: Any) -> None:
+        if err is not None:
+            self.errors.append(str(err))
+
+    def run(self) -> None:
+        try:
+            self._producer.produce(self._topics[0] + ".warmup", b"{}")  # the producer id, before the clock
+            self._producer.flush(30)
+            self.start_time = start = time.monotonic()
+            self.started.set()
+            sent, total = 0, int(self._rate * self._duration_s)
+            while sent < total:
+                now = time.monotonic()
+                due = min(int((now - start) * self._rate) + 1, total)
+                now_ms = 1_000_000 + int((now - start) * 1000)
+                while sent < due:
+                    self._send(*self._maker.make(now_ms))
+                    sent += 1
+                self._producer.poll(0)
+                time.sleep(0.002)
+            for record in self._maker.flush(1_000_000 + int((time.monotonic() - start) * 1000)):
+                self._send(*record)
+            left = self._producer.flush(600)
+            if left:
+                self.errors.append(f"{left} records not delivered")
+        except BaseException as exc:
+            self.failure = exc
+            self.started.set()
+
+
+def run_scenario(
+    scenario: Scenario, workdir: Path, *, progress: Callable[[Progress], None] | None = None
+) -> Report:
+    """Run `scenario` with its processes' files under `workdir`; return the report (see the module)."""
+    saved = os.environ.get("STREAMJOIN_MAX_RECORD_BYTES")
+    os.environ["STREAMJOIN_MAX_RECORD_BYTES"] = str(MAX_RECORD_BYTES)
+    cluster = Cluster(workdir, workers=scenario.workers, session_timeout_ms=scenario.session_timeout_ms)
+    try:
+        cluster.start()
+        return asyncio.run(_Run(scenario, cluster, progress or (lambda _: None)).run())
+    except Exception as exc:
+        raise RuntimeError(f"scenario {scenario.name} failed: {exc}\n{cluster.logs()}") from exc
+    finally:
+        cluster.stop()
+        if saved is None:
+            os.environ.pop("STREAMJOIN_MAX_RECORD_BYTES", None)
+        else:
+            os.environ["STREAMJOIN_MAX_RECORD_BYTES"] = saved
+
+
+class _Run:
+    """One run of a scenario on a started cluster."""
+
+    def __init__(self, scenario: Scenario, cluster: Cluster, progress: Callable[[Progress], None]) -> None:
+        self.scenario, self.cluster, self.progress = scenario, cluster, progress
+        u = uuid.uuid4().hex[:8]
+        self.topics = {s: f"soak.{s}.{u}" for s in STREAMS}
+        self.output, self.dead = f"soak.out.{u}", f"soak.dead.{u}"
+        self.name, self.prefix, self.group = f"soak{u}", f"soak{u}:", f"soak-{u}"
+        spec = scenario.workload
+        self.query_json = spec.query_json(self.name, self.topics, self.output, self.dead)
+        self.ledger = Ledger(spec.partitions)
+        self.lag: list[tuple[float, int | None]] = []
+        self.faults: list[dict[str, Any]] = []
+        self.current_fault = ""
+        self.behind: dict[str, list[int]] = {}
+
+    async def run(self) -> Report:
+        s, cluster, spec = self.scenario, self.cluster, self.scenario.workload
+        cluster.create_topics([*self.topics.values(), self.output, self.dead], spec.partitions, {})
+        cluster.create_topics([f"{self.topics['a']}.warmup"], 1, {})
+        await register_query(cluster.redis.url, self.prefix, self.query_json)
+        cluster.start_workers(
+            group=self.group, prefix=self.prefix, query=self.name, partitions=spec.partitions
+        )
+        await wait_running(cluster.redis.url, self.prefix, self.name, spec.partitions, timeout_s=120)
+        producer = _PacedProducer(cluster.bootstrap, self.topics, RecordMaker(spec, s.rate, self.ledger),
+                                  s.rate, s.duration_s)  # fmt: skip
+        producer.start()
+        await asyncio.to_thread(producer.started.wait)
+        sampler = asyncio.create_task(self._sample(producer))
+        try:
+            await self._faults(producer.start_time)
+            while producer.is_alive():
+                await asyncio.sleep(0.2)
+            if producer.failure is not None or producer.errors:
+                raise RuntimeError(f"the producer failed: {producer.failure or producer.errors[:3]}")
+            drain_start = time.monotonic()
+            self.behind = await self._drain(drain_start + s.drain_timeout_s)
+            drain_s = time.monotonic() - drain_start
+        finally:
+            sampler.cancel()
+        return await self._compare(producer.start_time, drain_s)
+
+    async def _faults(self, start: float) -> None:
+        for fault in sorted(self.scenario.schedule, key=lambda f: f.at_s):
+            await asyncio.sleep(max(0.0, start + fault.at_s - time.monotonic()))
+            self.current_fault = fault.describe()
+            began = time.monotonic() - start
+            detail = await fault.apply(self.cluster)
+            self.faults.append({"at_s": round(began, 1), "ended_s": round(time.monotonic() - start, 1),
+                                "fault": fault.describe(), **detail})  # fmt: skip
+            self.current_fault = ""
+
+    def _lag(self) -> int | None:
+        try:
+            committed = self.cluster.committed()  # first: what is produced meanwhile counts as lag
+        except Exception:  # Redis down or restarting: no sample
+            return None
+        produced = {(self.topics[STREAMS[s]], p): n for (s, p), n in list(self.ledger.next_offset.items())}
+        return sum(n - committed.get(tp, 0) for tp, n in produced.items())
+
+    async def _sample(self, producer: _PacedProducer) -> None:
+        start = producer.start_time
+        while True:
+            lag = await asyncio.to_thread(self._lag)
+            t = time.monotonic() - start
+            self.lag.append((t, lag))
+            phase = "producing" if producer.is_alive() else "draining"
+            self.progress(Progress(phase, t, self.ledger.produced, lag, self.current_fault))
+            await asyncio.sleep(max(0.0, 1.0 - (time.monotonic() - start - t)))
+
+    async def _drain(self, deadline: float) -> dict[str, list[int]]:
+        """Wait until every produced record is committed (the flush records release every result);
+        return the input partitions that were not, with (committed, produced), if time ran out."""
+        want = {(self.topics[STREAMS[s]], p): n for (s, p), n in self.ledger.next_offset.items()}
+        committed: dict[tuple[str, int], int] = {}
+        while time.monotonic() < deadline:
+            try:
+                committed = await asyncio.to_thread(self.cluster.committed)
+            except Exception:
+                committed = {}
+            if all(committed.get(tp, 0) >= n for tp, n in want.items()):
+                break
+            await asyncio.sleep(0.5)
+        if any(committed.get(tp, 0) > n for tp, n in want.items()):
+            raise RuntimeError(f"more input committed than produced: {committed} > {want}")
+        return {
+            f"{t}[{p}]": [committed.get((t, p), 0), n]
+            for (t, p), n in want.items()
+            if committed.get((t, p), 0) != n
+        }
+
+    async def _compare(self, start: float, drain_s: float) -> Report:
+        self.progress(Progress("comparing", time.monotonic() - start, self.ledger.produced, 0))
+        began = time.monotonic()
+        query = parse_query(self.query_json)
+        expected = await asyncio.to_thread(expected_output, query, self.ledger, self.topics)
+        oracle_s = time.monotonic() - began
+        bootstrap = self.cluster.bootstrap
+        got: Counter[str] = Counter()
+        await _read(bootstrap, self.output, sum(expected.results.values()),
+                    lambda _h, v: got.update((result_id(v),)))  # fmt: skip
+        letters: list[tuple[dict[str, bytes], bytes]] = []
+        await _read(bootstrap, self.dead, len(self.ledger.poison) + sum(expected.oversized.values()),
+                    lambda h, v: letters.append((h, v)))  # fmt: skip
+        dead = check_dead_letters(self.ledger, self.topics, letters, expected.oversized)
+        return Report(
+            scenario=self.scenario.name, rate=self.scenario.rate, duration_s=self.scenario.duration_s,
+            produced=self.ledger.produced, poison=len(self.ledger.poison), padded=len(self.ledger.padded),
+            faults=self.faults, lag=self.lag, verdict=verdict(expected, got, dead),
+            drain_s=drain_s, not_drained=self.behind, oracle_s=oracle_s, compare_s=time.monotonic() - began,
+        )  # fmt: skip
+
+
+async def _read(
+    bootstrap: str,
+    topic: str,
+    want: int,
+    take: Callable[[dict[str, bytes], bytes], None],
+    quiet_s: float = 3.0,
+) -> None:
+    """Read `topic` from the start until `want` records arrived and nothing more came for `quiet_s`
+    (or 60 s without a new record, or a deadline); hand each record's headers and value to `take`."""
+    consumer = AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=None,
+                                auto_offset_reset="earliest", enable_auto_commit=False)  # fmt: skip
+    await consumer.start()
+    try:
+        count, last_new = 0, time.monotonic()
+        deadline = last_new + max(300.0, want / 2_000)
+        while (
+            time.monotonic() - last_new < (quiet_s if count >= want else 60.0) and time.monotonic() < deadline
+        ):
+            batch = await consumer.getmany(timeout_ms=200, max_records=20_000)
+            for msgs in batch.values():
+                for m in msgs:
+                    take({k: bytes(v) for k, v in m.headers}, m.value or b"")
+                count += len(msgs)
+                last_new = time.monotonic()
+    finally:
+        await consumer.stop()
