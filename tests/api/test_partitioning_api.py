@@ -150,10 +150,15 @@ def test_partitioning_shows_in_plan_status_and_control_tables(keyed: ApiServer) 
     assert plan["partitioning"]["partitions"] == 4
     assert plan["partitioning"]["repartitioned"] == [
         {
+            "stream": "o",
+            "reason": "re-keyed with the others: p is not keyed by user",
+            "internal_topic": "streamjoin.repartition.q.o",
+        },
+        {
             "stream": "p",
             "reason": "not keyed (no key declared)",
             "internal_topic": "streamjoin.repartition.q.p",
-        }
+        },
     ]
     api.call("write_plan", "q", JoinPlan.from_global(["p", "o"], 3.0))  # join orders keep the partitioning
     plan = api.anon.get("/v1/queries/q/plan").json()
@@ -168,7 +173,7 @@ def test_partitioning_shows_in_plan_status_and_control_tables(keyed: ApiServer) 
     assert (table["operator_partitions"], table["single_partition"], table["repartitioned"]) == (
         4,
         False,
-        ["p"],
+        ["o", "p"],
     )
     window = api.anon.get("/v1/control/windows/q.p").json()["attributes"]
     assert window["key"] is None and window["rekeyed"] is True
@@ -177,8 +182,8 @@ def test_partitioning_shows_in_plan_status_and_control_tables(keyed: ApiServer) 
     window = api.anon.get("/v1/control/windows/q.o").json()["attributes"]
     assert (window["key"], window["rekeyed"], window["partitioning_reason"]) == (
         "user",
-        False,
-        "keyed by user",
+        True,
+        "re-keyed with the others: p is not keyed by user",
     )
 
     assert api.client.delete("/v1/queries/q").status_code == 204  # the plan hash goes with the query

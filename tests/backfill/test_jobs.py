@@ -119,7 +119,7 @@ def test_real_backfill_job(tmp_path: Path) -> None:
     raw = {
         "name": "jobq",
         "inputs": [
-            {"stream": s, "topic": topics[s], "timestamp": "ts", "window": w}
+            {"stream": s, "topic": topics[s], "timestamp": "ts", "window": w, "key": "k"}
             for s, w in WINDOWS["rows"].items()
         ],
         "where": [["a.k", "=", "b.k"], ["b.k", "=", "c.k"], ["a.v", ">=", "c.v"]],

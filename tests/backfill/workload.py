@@ -1,9 +1,11 @@
 """Workloads of the back-fill tests: events per partition, written straight into an archive, and the oracle.
 
-Keys decide partitions (`k % partitions`), as the live joiner's co-partitioning expects, so the
-oracle computed per partition is the live result set. Timestamps grow per partition with small
-steps, so windows overlap plenty; a few malformed records are mixed in (they must neither join nor
-occupy a rows window).
+Keys decide partitions (`k % partitions`) and the queries declare `"key": "k"`, so the live joiner
+reads every input directly and the oracle computed per partition is the live result set. With
+`spread=True` records go to random partitions (an unkeyed producer), each stream may have its own
+partition count, and queries declare no key: the plan re-keys every input (docs/partitioning.md).
+Timestamps grow per partition with small steps, so windows overlap plenty; a few malformed records
+are mixed in (they must neither join nor occupy a rows window).
 """
 
 from __future__ import annotations
@@ -45,11 +47,15 @@ WINDOWS: dict[str, dict[str, dict[str, Any]]] = {
 }
 
 
-def make_query(name: str, kind: str, topics: Mapping[str, str], *, kafka_ts: bool = False) -> QueryDef:
+def make_query(
+    name: str, kind: str, topics: Mapping[str, str], *, kafka_ts: bool = False, keyed: bool = True,
+    where: Sequence[Sequence[str]] = (("a.k", "=", "b.k"), ("b.k", "=", "c.k"), ("a.v", ">=", "c.v")),
+) -> QueryDef:  # fmt: skip
     """Return the 3-way equi-join on `k` (with a theta predicate) with the windows of `kind`.
 
     With `kafka_ts` the inputs are timed by the Kafka timestamp (a minute per time unit of the
-    workload), and range windows are scaled to match.
+    workload), and range windows are scaled to match. `keyed`: the inputs declare `"key": "k"` (as
+    `make_workload` places records unless `spread`). `where`: another join graph.
     """
     scale = KAFKA_MINUTE if kafka_ts else 1
     windows = {s: ({"range": w["range"] * scale} if "range" in w else w) for s, w in WINDOWS[kind].items()}
@@ -58,9 +64,10 @@ def make_query(name: str, kind: str, topics: Mapping[str, str], *, kafka_ts: boo
             "name": name,
             "inputs": [
                 {"stream": s, "topic": topics[s], "timestamp": None if kafka_ts else "ts", "window": w}
+                | ({"key": "k"} if keyed else {})
                 for s, w in windows.items()
             ],
-            "where": [["a.k", "=", "b.k"], ["b.k", "=", "c.k"], ["a.v", ">=", "c.v"]],
+            "where": [list(p) for p in where],
             "output": {"topic": f"{name}.out"},
         }
     )
@@ -95,18 +102,23 @@ class Workload:
 
 def make_workload(
     topics: Mapping[str, str], *, partitions: int = 2, records: int = 900, keys: int = 12, seed: int = 1,
-    malformed: int = 10,
+    malformed: int = 10, spread: bool = False, counts: Mapping[str, int] | None = None,
 ) -> Workload:  # fmt: skip
-    """Return a workload of `records` records over streams a, b, c (plus `malformed` broken ones)."""
+    """Return a workload of `records` records over streams a, b, c (plus `malformed` broken ones).
+
+    `spread`: each record goes to a random partition of its stream's topic (`counts[stream]`
+    partitions, default `partitions`), not to `k % partitions`.
+    """
     rng = random.Random(seed)
     w = Workload(dict(topics), partitions)
-    clock = dict.fromkeys(range(partitions), 0)
+    sizes = {s: (counts or {}).get(s, partitions) for s in "abc"}
+    clock = dict.fromkeys(range(max(sizes.values())), 0)
     offsets: Counter[tuple[str, int]] = Counter()
     broken = set(rng.sample(range(records), malformed))
     for i in range(records):
         stream = rng.choice("abc")
         k = rng.randrange(keys)
-        p = k % partitions
+        p = rng.randrange(sizes[stream]) if spread else k % partitions
         clock[p] += rng.randint(0, 2)
         ts = clock[p]
         offset = offsets[(stream, p)]

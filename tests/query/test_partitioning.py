@@ -114,30 +114,49 @@ def test_equalities_chain_into_one_class_across_attribute_names() -> None:
 def test_unkeyed_and_differently_keyed_inputs_are_rekeyed_with_their_reason() -> None:
     q = _query({"a": "k", "b": None, "c": "id"}, [["a.k", "=", "b.k"], ["b.k", "=", "c.k"]])
     plan = plan_partitioning(q, _counts(a=4, b=4, c=4))
-    assert _summary(plan) == [("a", "k", False), ("b", "k", True), ("c", "k", True)]
+    # all or nothing: a is keyed by k, but is re-keyed with b and c
+    assert _summary(plan) == [("a", "k", True), ("b", "k", True), ("c", "k", True)]
     assert [r.reason for r in plan.routes] == [
-        "keyed by k",
+        "re-keyed with the others: b is not keyed by k",
         "not keyed (no key declared)",
         "keyed by id, joins on k",
     ]
     assert [r.internal_topic for r in plan.rekeyed] == [
+        "streamjoin.repartition.q.a",
         "streamjoin.repartition.q.b",
         "streamjoin.repartition.q.c",
     ]
+
+
+def test_one_input_that_cannot_be_read_directly_rekeys_every_input() -> None:
+    where = [["a.k", "=", "b.k"], ["b.k", "=", "c.k"]]
+    for keys in (
+        {"a": "k", "b": "k", "c": None},
+        {"a": None, "b": "k", "c": "k"},
+        {"a": "k", "b": "x", "c": "k"},
+    ):
+        plan = plan_partitioning(_query(keys, where), _counts(a=4, b=4, c=4))
+        assert [r.rekeyed for r in plan.routes] == [True, True, True], keys
+        assert plan.partitions == 4
+    plan = plan_partitioning(_query({"a": "k", "b": "k", "c": "k"}, where), _counts(a=4, b=4, c=4))
+    assert plan.rekeyed == ()
 
 
 def test_the_class_with_most_keyed_inputs_wins() -> None:
     where = [["a.x", "=", "b.x"], ["a.y", "=", "b.y"], ["b.y", "=", "c.y"], ["a.x", "=", "c.x"]]
     q = _query({"a": "y", "b": "y", "c": None}, where)
     plan = plan_partitioning(q, _counts(a=2, b=2, c=2))
-    assert _summary(plan) == [("a", "y", False), ("b", "y", False), ("c", "y", True)]
+    assert _summary(plan) == [("a", "y", True), ("b", "y", True), ("c", "y", True)]
+    q = _query({"a": "y", "b": "y", "c": "y"}, where)
+    plan = plan_partitioning(q, _counts(a=2, b=2, c=2))
+    assert _summary(plan) == [("a", "y", False), ("b", "y", False), ("c", "y", False)]
 
 
 def test_a_tie_goes_to_the_class_of_the_first_equality() -> None:
     where = [["a.y", "=", "b.y"], ["a.x", "=", "b.x"]]
     assert _summary(plan_partitioning(_query({"a": "x", "b": "y"}, where), _counts(a=2, b=2))) == [
         ("a", "y", True),
-        ("b", "y", False),
+        ("b", "y", True),
     ]
     assert _summary(plan_partitioning(_query({"a": None, "b": None}, where[::-1]), _counts(a=2, b=2))) == [
         ("a", "x", True),
@@ -154,15 +173,19 @@ def test_keyed_inputs_that_disagree_run_on_the_largest_count() -> None:
     q = _query({"a": "k", "b": "k", "c": "k"}, [["a.k", "=", "b.k"], ["b.k", "=", "c.k"]])
     plan = plan_partitioning(q, _counts(a=4, b=8, c=8))
     assert plan.partitions == 8
-    assert _summary(plan) == [("a", "k", True), ("b", "k", False), ("c", "k", False)]
-    assert plan.route("a").reason == "4 partitions, the query runs on 8"
+    assert _summary(plan) == [("a", "k", True), ("b", "k", True), ("c", "k", True)]
+    assert [r.reason for r in plan.routes] == [
+        "4 partitions, the query runs on 8",
+        "re-keyed with the others: a has 4 partitions, the query runs on 8",
+        "re-keyed with the others: a has 4 partitions, the query runs on 8",
+    ]
 
 
 def test_an_unkeyed_larger_input_does_not_decide_the_count() -> None:
     q = _query({"a": "k", "b": None}, [["a.k", "=", "b.k"]])
     plan = plan_partitioning(q, _counts(a=4, b=12))
     assert plan.partitions == 4
-    assert _summary(plan) == [("a", "k", False), ("b", "k", True)]
+    assert _summary(plan) == [("a", "k", True), ("b", "k", True)]
 
 
 def test_without_keys_the_query_runs_on_the_largest_count_and_rekeys_everything() -> None:
@@ -178,14 +201,24 @@ def test_one_partition_everywhere_needs_no_rekeying_keyed_or_not() -> None:
     assert plan.route("a").reason == "one partition"
 
 
+def test_on_one_partition_a_one_partition_input_stays_direct_beside_rekeyed_ones() -> None:
+    # N = 1: one partition holds every value, so nothing depends on where producers put values
+    q = _query({"a": "k", "b": None, "c": None}, [["a.k", "=", "b.k"], ["a.k", "=", "c.k"]])
+    plan = plan_partitioning(q, _counts(a=1, b=4, c=1))
+    assert (plan.partitions, plan.single_partition) == (1, False)
+    assert _summary(plan) == [("a", "k", False), ("b", "k", True), ("c", "k", False)]
+    assert [r.reason for r in plan.routes] == ["keyed by k", "not keyed (no key declared)", "one partition"]
+
+
 def test_equalities_in_the_filter_or_within_one_input_do_not_count() -> None:
     # b.y = c.y only in the filter (inside an OR too): no class covers a, b and c
     eq = {"op": "=", "args": [{"ref": ["b", "y"]}, {"ref": ["c", "y"]}]}
     where = [["a.x", "=", "b.x"], ["a.x", "=", "c.z"], ["c.z", "=", "c.y"], ["a.x", "<", "b.y"]]
     q = _query({"a": "x", "b": "x", "c": "y"}, where, filter={"op": "or", "args": [eq, eq]})
     plan = plan_partitioning(q, _counts(a=2, b=2, c=2))
-    assert _summary(plan) == [("a", "x", False), ("b", "x", False), ("c", "z", True)]
+    assert _summary(plan) == [("a", "x", True), ("b", "x", True), ("c", "z", True)]
     assert plan.route("c").reason == "keyed by y, joins on z"
+    assert plan.route("a").reason == "re-keyed with the others: c is not keyed by z"
 
 
 def test_a_self_join_reads_one_topic_twice() -> None:
@@ -234,12 +267,26 @@ def test_the_json_form_round_trips_and_lists_the_repartitioned_inputs() -> None:
     assert out["single_partition"] is False
     assert out["repartitioned"] == [
         {
+            "stream": "a",
+            "reason": "re-keyed with the others: b is not keyed by k",
+            "internal_topic": "streamjoin.repartition.q.a",
+        },
+        {
             "stream": "b",
             "reason": "not keyed (no key declared)",
             "internal_topic": "streamjoin.repartition.q.b",
-        }
+        },
     ]
     assert out["inputs"][0] == {
+        "stream": "a",
+        "topic": "t_a",
+        "attribute": "k",
+        "rekeyed": True,
+        "internal_topic": "streamjoin.repartition.q.a",
+        "reason": "re-keyed with the others: b is not keyed by k",
+    }
+    direct = plan_partitioning(_query({"a": "k", "b": "k"}, [["a.k", "=", "b.k"]]), _counts(a=4, b=4))
+    assert direct.to_json()["inputs"][0] == {
         "stream": "a",
         "topic": "t_a",
         "attribute": "k",
@@ -247,6 +294,7 @@ def test_the_json_form_round_trips_and_lists_the_repartitioned_inputs() -> None:
         "internal_topic": None,
         "reason": "keyed by k",
     }
+    assert PartitioningPlan.from_json(direct.to_json()) == direct
     assert PartitioningPlan.from_json(out) == plan
 
 

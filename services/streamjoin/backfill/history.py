@@ -23,8 +23,9 @@ from streamjoin.engine import MalformedRecord, RecordReader
 
 __all__ = ["HISTORY_COLUMNS", "HistoryDecoder", "group_key"]
 
-HISTORY_COLUMNS = ("input", "partition", "offset", "ts", "kafka_ts", "value", "gkey")
-"""Columns of a decoded history record (`ts` exact, `gkey` the rows group within the partition)."""
+HISTORY_COLUMNS = ("input", "opart", "partition", "offset", "ts", "kafka_ts", "value", "gkey")
+"""Columns of a decoded history record (`opart` its operator partition, `ts` exact, `gkey` the rows
+group within the (operator partition, source partition))."""
 
 
 def group_key(value: Any) -> str:
@@ -54,8 +55,9 @@ class HistoryDecoder:
         """Decode each batch; yield the valid records as frames of `HISTORY_COLUMNS`."""
         for batch in batches:
             rows: list[tuple[Any, ...]] = []
-            columns = [batch[name].tolist() for name in ("input", "partition", "offset", "kafka_ts", "value")]
-            for index, partition, offset, kafka_ts, value in zip(*columns, strict=True):
+            names = ("input", "opart", "partition", "offset", "kafka_ts", "value")
+            columns = [batch[name].tolist() for name in names]
+            for index, opart, partition, offset, kafka_ts, value in zip(*columns, strict=True):
                 kts = None if kafka_ts is None or kafka_ts != kafka_ts else int(kafka_ts)
                 try:
                     ts, record = self._reader.decode(self._names[index], value, kts)
@@ -63,6 +65,6 @@ class HistoryDecoder:
                     continue
                 field = self._partition_by[index]
                 gkey = group_key(record.get(field)) if field is not None else ""
-                rows.append((index, partition, offset, float(ts), kts, value, gkey))
+                rows.append((index, opart, partition, offset, float(ts), kts, value, gkey))
             if rows:
                 yield pd.DataFrame.from_records(rows, columns=list(HISTORY_COLUMNS))

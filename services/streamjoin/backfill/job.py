@@ -7,8 +7,10 @@ The plan (docs/backfill.md):
    `get_json_object` timestamp; the exact timestamp is read again by the engine's `RecordReader`.
 2. **Rows history**: for a rows window, the records before `start` go through `HistoryDecoder`
    (exact validity and `partition_by` group), and a window function keeps the last `N` per group.
-3. **Group**: the group of a record is its partition number (and, for range-only queries, each time
-   bucket its results may fall in: `explode(sequence(first, last))`).
+3. **Group**: the group of a record is its operator partition (`routing.py`: its partition number
+   for a directly read input, the internal partition the live repartitioner gives it for a re-keyed
+   one) and, for range-only queries, each time bucket its results may fall in
+   (`explode(sequence(first, last))`).
 4. **Shuffle** by group into `tasks` Spark partitions (group ids are spread evenly over them), sort
    each by (group, ts, input, partition, offset), and run `GroupRunner` over it with `mapInPandas`:
    batches stream through the engine, so a group never has to fit in memory.
@@ -23,26 +25,32 @@ import re
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import pandas as pd
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
+from pyspark.sql.pandas.functions import pandas_udf
 
 from streamjoin.archiver.layout import ArchiveFile, ArchiveLayout, hour_start_ms
 from streamjoin.backfill.history import HistoryDecoder
 from streamjoin.backfill.plan import BackfillPlan, InputFeed, Strategy, plan_backfill
 from streamjoin.backfill.progress import JobProgress, ProgressPoller
+from streamjoin.backfill.routing import Router, archive_partition_counts
 from streamjoin.backfill.sink import SinkSpec, open_directory, open_sink
+from streamjoin.backfill.spark_hash import spark_hash_long, task_keys
 from streamjoin.backfill.stage import FEED_COLUMNS, STATS_COLUMNS, GroupRunner
 from streamjoin.query.model import QueryDef
+from streamjoin.query.partitioning import PartitioningPlan, plan_partitioning
 
 __all__ = ["BackfillJob", "BackfillSummary", "spark_hash_long", "task_keys"]
 
 _ARCHIVE_DDL = "topic string, partition int, offset long, timestamp long, key binary, value binary"
-_HISTORY_DDL = "input int, partition int, offset long, ts double, kafka_ts long, value binary, gkey string"
+_HISTORY_DDL = (
+    "input int, opart int, partition int, offset long, ts double, kafka_ts long, value binary, gkey string"
+)
 _RESULT_DDL = "id string, query string, ts double, partition int, key binary, value binary"
 _STATS_DDL = ", ".join(f"{c} long" for c in STATS_COLUMNS) + ", reasons string"
 _HOUR_MS = 3_600_000
@@ -93,6 +101,7 @@ class BackfillJob:
         tasks: int | None = None,
         rows_lookback: float | None = None,
         strategy: Strategy | None = None,
+        partition_counts: Mapping[str, int] | None = None,
     ) -> None:
         """Prepare the back-fill of `query` over `[start, end)` (results by `t_max`).
 
@@ -105,12 +114,18 @@ class BackfillJob:
             tasks: Spark tasks of the join stage (default: `spark.sql.shuffle.partitions`).
             rows_lookback: optional bound on the rows-window history read before `start`.
             strategy: force `partition` or `partition-time` (default: chosen by `plan_backfill`).
+            partition_counts: the partition count of input topics, for the partitioning plan
+                (default: as the archive shows them, `archive_partition_counts`).
         """
         self.spark = spark
         self.layout = ArchiveLayout(archive_url)
         topics = tuple(dict.fromkeys(i.topic for i in query.inputs))
         self.files: dict[str, list[ArchiveFile]] = {t: sorted(self.layout.files([t])) for t in topics}
-        partitions = 1 + max((f.partition for fs in self.files.values() for f in fs), default=0)
+        counts = archive_partition_counts(self.files) | dict(partition_counts or {})
+        self.partitioning: PartitioningPlan = plan_partitioning(query, counts)
+        """How the live joiner partitions the query (direct or re-keyed inputs): the grouping."""
+        self.router = Router(self.partitioning)
+        partitions = self.partitioning.partitions
         self.tasks = tasks or int(spark.conf.get("spark.sql.shuffle.partitions") or 4)
         self.plan: BackfillPlan = plan_backfill(
             query,
@@ -166,13 +181,13 @@ class BackfillJob:
         parts = [self._grouped(current, feed)]
         if feed.timestamp is not None:  # no readable time: no range to place it in, so counted once
             unreadable = raw.where(ts.isNull())
-            parts.append(unreadable.withColumn("grp", F.col("partition").cast("long") * F.lit(plan.buckets)))
+            parts.append(unreadable.withColumn("grp", F.col("opart").cast("long") * F.lit(plan.buckets)))
         if feed.rows is not None:
             parts.append(self._grouped(self._history(raw, feed, history_from), feed))
         return parts
 
     def _read(self, feed: InputFeed, needed_from: float) -> DataFrame | None:
-        """Return the input's archived records as (input, partition, offset, ts, kafka_ts, value)."""
+        """Return the input's archived records as (input, opart, partition, offset, ts, kafka_ts, value)."""
         files = self.files.get(feed.topic, [])
         if feed.timestamp is None:  # timed by the Kafka timestamp: the hour directories prune exactly
             files = [
@@ -186,6 +201,7 @@ class BackfillJob:
         raw = self.spark.read.schema(_ARCHIVE_DDL).parquet(*[self.layout.uri(f) for f in files])
         return raw.select(
             F.lit(feed.index).cast("int").alias("input"),
+            self._operator_partition(feed.index).alias("opart"),
             F.col("partition"),
             F.col("offset"),
             _timestamp(feed).alias("ts"),
@@ -203,25 +219,41 @@ class BackfillJob:
             return HistoryDecoder(plan).frames(batches)
 
         decoded = before.mapInPandas(decode, _HISTORY_DDL)
-        newest = Window.partitionBy("input", "partition", "gkey").orderBy(F.desc("ts"), F.desc("offset"))
+        newest = Window.partitionBy("input", "opart", "partition", "gkey").orderBy(
+            F.desc("ts"), F.desc("offset")
+        )
         return (
             decoded.withColumn("rank", F.row_number().over(newest))
             .where(F.col("rank") <= F.lit(feed.rows))
-            .select("input", "partition", "offset", "ts", "kafka_ts", "value")
+            .select("input", "opart", "partition", "offset", "ts", "kafka_ts", "value")
         )
+
+    def _operator_partition(self, index: int) -> Column:
+        """Return the operator partition of a record of input `index`, as the live joiner picks it."""
+        router = self.router
+        if not router.is_rekeyed(index):
+            return F.col("partition")
+        if router.partitions == 1:
+            return F.lit(0).cast("int")
+
+        def route(values: pd.Series, sources: pd.Series) -> pd.Series:
+            return pd.Series(router.partitions_of(index, values.tolist(), sources.tolist()), dtype="int32")
+
+        column: Column = pandas_udf(route, "int")(F.col("value"), F.col("partition"))  # type: ignore[call-overload]
+        return column
 
     def _grouped(self, records: DataFrame, feed: InputFeed) -> DataFrame:
         """Add the group id; a record of a range input goes to every time bucket it can serve."""
         plan = self.plan
         if plan.buckets == 1:
-            return records.withColumn("grp", F.col("partition").cast("long"))
+            return records.withColumn("grp", F.col("opart").cast("long"))
         ts = F.col("ts")
         first = _bucket(ts, plan)
         last = _bucket(ts + F.lit(feed.reach), plan)
         bucket = F.explode(F.sequence(first, last))
         return (
             records.withColumn("bucket", bucket)
-            .withColumn("grp", F.col("partition").cast("long") * F.lit(plan.buckets) + F.col("bucket"))
+            .withColumn("grp", F.col("opart").cast("long") * F.lit(plan.buckets) + F.col("bucket"))
             .drop("bucket")
         )
 
@@ -336,45 +368,3 @@ def _clear_parts(url: str) -> None:
         name = info.base_name
         if info.type == pafs.FileType.File and (name.startswith("part-") or name.startswith(".part-")):
             fs.delete_file(info.path)
-
-
-def task_keys(tasks: int) -> list[int]:
-    """Return, for each task `t`, the smallest long that Spark's hash partitioning sends to task `t`.
-
-    Group `g` is given the key of task `g mod tasks`, so groups are dealt round-robin over the tasks
-    instead of colliding under the hash (4 groups hashed into 4 partitions rarely fill all 4).
-
-    >>> task_keys(4)
-    [2, 0, 14, 3]
-    """
-    found: dict[int, int] = {}
-    candidate = 0
-    while len(found) < tasks:
-        found.setdefault(spark_hash_long(candidate) % tasks, candidate)
-        candidate += 1
-    return [found[t] for t in range(tasks)]
-
-
-def spark_hash_long(value: int, seed: int = 42) -> int:
-    """Return Spark's `hash()` of a long: Murmur3 x86 32-bit, seed 42 (as `HashPartitioning` uses)."""
-
-    def mix_k1(k1: int) -> int:
-        k1 = (k1 * 0xCC9E2D51) & 0xFFFFFFFF
-        k1 = ((k1 << 15) | (k1 >> 17)) & 0xFFFFFFFF
-        return (k1 * 0x1B873593) & 0xFFFFFFFF
-
-    def mix_h1(h1: int, k1: int) -> int:
-        h1 ^= k1
-        h1 = ((h1 << 13) | (h1 >> 19)) & 0xFFFFFFFF
-        return (h1 * 5 + 0xE6546B64) & 0xFFFFFFFF
-
-    unsigned = value & 0xFFFFFFFFFFFFFFFF
-    h1 = mix_h1(seed & 0xFFFFFFFF, mix_k1(unsigned & 0xFFFFFFFF))
-    h1 = mix_h1(h1, mix_k1(unsigned >> 32))
-    h1 ^= 8
-    h1 ^= h1 >> 16
-    h1 = (h1 * 0x85EBCA6B) & 0xFFFFFFFF
-    h1 ^= h1 >> 13
-    h1 = (h1 * 0xC2B2AE35) & 0xFFFFFFFF
-    h1 ^= h1 >> 16
-    return h1 - (1 << 32) if h1 >= 1 << 31 else h1

@@ -11,9 +11,10 @@ Which records it reads, per input:
   (topic partition, `partition_by` value) group: a record that is not among those is pushed out of
   its window by `N` newer records before any `t_max >= start`.
 
-How it splits the work (the unit the live joiner uses is one topic partition number `p` of every
-input; its engine sees those records only, so the back-fill does the same and equals it):
-- `partition`: one group per partition number, all of its time range. Always correct; used whenever
+How it splits the work (the unit the live joiner uses is one operator partition `p`: partition `p`
+of every input read directly, or of the internal topics re-keyed inputs go through (`routing.py`);
+its engine sees those records only, so the back-fill does the same and equals it):
+- `partition`: one group per operator partition, all of its time range. Always correct; used whenever
   a rows window is present, since a count window's content depends on everything before.
 - `partition-time`: range windows only. Each partition's range is cut into buckets of width `B`;
   bucket `k` is fed the records of `[start + kB - T_j, start + (k+1)B)` and keeps only the results
@@ -133,7 +134,7 @@ def plan_backfill(
         end: first `t_max` excluded.
         target_groups: how many groups to aim for (a few per core): range-only queries cut each
             partition's range into about `target_groups / partitions` time buckets.
-        partitions: how many partition numbers the inputs have (the largest partition count).
+        partitions: how many operator partitions the query runs on (N of its partitioning plan).
         rows_lookback: optional bound on the rows-window history read before `start`.
         strategy: force a strategy; "partition-time" is refused when a rows window is present.
     """

@@ -2,17 +2,24 @@
 
 Spark hands `GroupRunner.run` the rows of one task as an iterator of pandas batches, sorted by
 (`grp`, `ts`, `input`, `partition`, `offset`); a task holds whole groups, one after the other. Each
-group (one partition number, or one time bucket of it; see `plan.py`) gets its own operator, built
+group (one operator partition, or one time bucket of it; see `plan.py`) gets its own operator, built
 by the same `OperatorFactory` as the joiner's and replay's and fed in timestamp order exactly as the
 live joiner's engine for that partition is fed records that arrive in order: nothing is late, and
 the engine, the ids and the output records are the shared ones. With `order: "auto"` an operator
 re-plans as replay does (every 2,048 records, from its own statistics) and each group starts with
 the task's latest plan; the order changes the work, never the results.
 
+The operator partition of a group is `plan.group_of(grp)[0]`; a record keeps its own (source)
+`partition` and `offset`: for a directly read input both are the operator partition, for a re-keyed
+one the record is presented as the joiner's operator presents it, (input, source partition, source
+offset), so rows windows count per source partition within the operator partition and result ids
+name the source records (docs/partitioning.md).
+
 Batches are streamed, never collected: a group's memory is its windows plus one batch, however long
 its time range. The records come sorted, so the feed itself drives the watermark: after each chunk
-every input partition is marked idle, and those that receive records in the next chunk become active
-again, so the watermark follows the feed instead of waiting for an input with no record in the group.
+every input partition seen in the group is marked idle, and those that receive records in the next
+chunk become active again, so the watermark follows the feed instead of waiting for an input with no
+record in the group.
 """
 
 from __future__ import annotations
@@ -108,6 +115,7 @@ class GroupRunner:
         operator: JoinOperator | None = None
         group = -1
         partition = 0
+        sources: set[tuple[str, int]] = set()  # (input, source partition) seen in the group
         previous: tuple[int, int, int] | None = None
         since_advance = 0
         names, piece_of = self._names, self._formatter.piece
@@ -120,9 +128,11 @@ class GroupRunner:
             for grp, index, part, offset, sort_ts, kafka_ts, value in zip(*columns, strict=True):
                 if grp != group or operator is None:
                     if operator is not None:
-                        yield self._rows(group, partition, self._drain(operator, partition, final=True))
-                    group, partition, previous, since_advance = grp, int(part), None, 0
+                        yield self._rows(group, partition, self._drain(operator, sources, final=True))
+                    group, previous, since_advance = grp, None, 0
+                    partition = self.plan.group_of(int(grp))[0]
                     operator = self._new_operator(partition)
+                    sources = {(name, partition) for name in names}
                 identity = (index, part, offset)
                 if identity == previous:  # the same record archived twice: never join it twice
                     self.stats.duplicates += 1
@@ -139,18 +149,19 @@ class GroupRunner:
                 if sort_ts is None or sort_ts != sort_ts:  # fed unsorted, first: it must not join
                     self._malformed(_UNREADABLE)
                     continue
-                position = int(offset)
-                piece = piece_of(index, partition, position, value, decoded) if self._splice else None
+                position, source = int(offset), int(part)
+                sources.add((stream, source))
+                piece = piece_of(index, source, position, value, decoded) if self._splice else None
                 accepted = operator.add(
-                    stream, decoded, ts=ts, partition=partition, offset=position, size=len(value), extra=piece
+                    stream, decoded, ts=ts, partition=source, offset=position, size=len(value), extra=piece
                 )
                 self.stats.late += not accepted
                 since_advance += 1
                 if since_advance >= _ADVANCE_EVERY:
                     since_advance = 0
-                    yield self._rows(group, partition, self._drain(operator, partition, final=False))
+                    yield self._rows(group, partition, self._drain(operator, sources, final=False))
         if operator is not None:
-            yield self._rows(group, partition, self._drain(operator, partition, final=True))
+            yield self._rows(group, partition, self._drain(operator, sources, final=True))
 
     def frames(self, batches: Iterable[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         """Join every group of `batches`; yield the results as pandas frames of `RESULT_COLUMNS`."""
@@ -170,10 +181,10 @@ class GroupRunner:
             operator.engine.set_idle(stream, partition)
         return operator
 
-    def _drain(self, operator: JoinOperator, partition: int, *, final: bool) -> list[Result]:
+    def _drain(self, operator: JoinOperator, sources: set[tuple[str, int]], *, final: bool) -> list[Result]:
         results = operator.finish() if final else operator.advance()
-        for stream in self._names:
-            operator.engine.set_idle(stream, partition)
+        for stream, source in sources:
+            operator.engine.set_idle(stream, source)
         return results
 
     def _rows(self, group: int, partition: int, results: list[Result]) -> list[ResultRow]:

@@ -1,11 +1,12 @@
 """How a query's inputs reach its operator partitions: read directly, or re-keyed (docs/partitioning.md).
 
 An operator partition `q` reads partition `q` of every input, so a result is found only if its
-records share a partition number. An input whose topic is partitioned by its join attribute (its
-declared `key`) with the query's partition count is read directly; any other input is **re-keyed**:
-the joiner copies it into an internal topic of the query (`repartition_topic`), partitioned by
-`partition_for(value of the attribute, N)`, and the operator reads that instead (ksqlDB and Kafka
-Streams repartition the same way when a join is not on the record key).
+records share a partition number. When every input's topic is partitioned by its join attribute
+(its declared `key`) with the query's partition count, the inputs are read directly; otherwise
+every input is **re-keyed** (all or nothing): the joiner copies it into an internal topic of the
+query (`repartition_topic`), partitioned by `partition_for(value of the attribute, N)`, and the
+operator reads that instead (ksqlDB and Kafka Streams repartition the same way when a join is not
+on the record key). Mixing would need producers to place values exactly as `partition_for` does.
 
 `plan_partitioning` picks the attribute and the partition count N (rules in its docstring):
 
@@ -15,8 +16,10 @@ Streams repartition the same way when a join is not on the record key).
 ...                {"stream": "b", "window": {"range": 5}}],
 ...     "where": [["a.k", "=", "b.k"]]})
 >>> plan = plan_partitioning(q, {"a": 4, "b": 4})
->>> plan.partitions, [(r.stream, r.rekeyed, r.reason) for r in plan.routes]
-(4, [('a', False, 'keyed by k'), ('b', True, 'not keyed (no key declared)')])
+>>> plan.partitions, [(r.stream, r.rekeyed) for r in plan.routes]
+(4, [('a', True), ('b', True)])
+>>> [r.reason for r in plan.routes]
+['re-keyed with the others: b is not keyed by k', 'not keyed (no key declared)']
 >>> plan.route("b").internal_topic
 'streamjoin.repartition.q.b'
 """
@@ -248,8 +251,11 @@ def plan_partitioning(query: QueryDef, partition_counts: Mapping[str, int]) -> P
        ties go to the class of the earliest equality.
     3. N is the partition count of the inputs keyed by the chosen class if they agree, the largest
        of theirs if not, and the largest of all inputs if none is keyed.
-    4. An input is direct if it has N partitions and is keyed by its attribute (or N is 1: one
-       partition holds every value); otherwise it is re-keyed into `repartition_topic`.
+    4. All or nothing: an input could be read directly if it has N partitions and is keyed by its
+       attribute (or N is 1: one partition holds every value). Inputs are read directly only if
+       every input could be; otherwise every input of more than one partition is re-keyed into
+       `repartition_topic` (when N is 1 a one-partition input stays direct). A direct input and a
+       re-keyed one would meet only if the producer placed values exactly as `partition_for` does.
     5. Without a covering class (`a.x = b.x, b.y = c.y`) the plan is single-partition: N = 1, and
        every input of more than one partition is re-keyed into one partition.
 
@@ -272,8 +278,12 @@ def plan_partitioning(query: QueryDef, partition_counts: Mapping[str, int]) -> P
     attrs = best[1]
     keyed_counts = [counts[i.stream] for i in query.inputs if i.key == attrs[i.stream]]
     n = max(keyed_counts or counts.values())
-    routes = tuple(_route(query.name, i, attrs[i.stream], counts[i.stream], n) for i in query.inputs)
-    return PartitioningPlan(n, routes, False)
+    routes = [_route(query.name, i, attrs[i.stream], counts[i.stream], n) for i in query.inputs]
+    first = next((r for r in routes if r.rekeyed), None)
+    if first is not None and n > 1:  # all or nothing: the direct ones are re-keyed with the others
+        why = _why(first, query.inputs[query.input_index(first.stream)], counts[first.stream], n)
+        routes = [r if r.rekeyed else _with_others(query.name, r, why) for r in routes]
+    return PartitioningPlan(n, tuple(routes), False)
 
 
 def _route(query: str, i: InputDef, attribute: str, count: int, n: int) -> InputRoute:
@@ -287,6 +297,20 @@ def _route(query: str, i: InputDef, attribute: str, count: int, n: int) -> Input
     else:
         reason = f"{count} partitions, the query runs on {n}"
     return InputRoute(i.stream, i.topic, attribute, True, repartition_topic(query, i.stream), reason)
+
+
+def _why(route: InputRoute, i: InputDef, count: int, n: int) -> str:
+    """Return why the re-keyed input `route` cannot be read directly, naming it."""
+    if i.key != route.attribute:
+        return f"{route.stream} is not keyed by {route.attribute}"
+    return f"{route.stream} has {count} partitions, the query runs on {n}"
+
+
+def _with_others(query: str, route: InputRoute, why: str) -> InputRoute:
+    reason = f"re-keyed with the others: {why}"
+    return InputRoute(
+        route.stream, route.topic, route.attribute, True, repartition_topic(query, route.stream), reason
+    )
 
 
 def _single_route(query: str, i: InputDef, count: int) -> InputRoute:
