@@ -13,7 +13,7 @@ The plan needs each input topic's partition count; the archive holds no topic me
 (a trailing partition with no archived record at all is not seen: pass the counts explicitly then).
 
 >>> from streamjoin.query.parse import parse_query
->>> from streamjoin.query.partitioning import plan_partitioning
+>>> from streamjoin.query.partitioning import partition_for, plan_partitioning
 >>> q = parse_query({"name": "q", "output": {"topic": "o"},
 ...     "inputs": [{"stream": "a", "timestamp": "ts", "window": {"range": 5}},
 ...                {"stream": "b", "timestamp": "ts", "window": {"range": 5}}],
@@ -31,16 +31,12 @@ True
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
-
-import orjson
 
 from streamjoin.archiver.layout import ArchiveFile
-from streamjoin.query.partitioning import PartitioningPlan, partition_for
+from streamjoin.query.partitioning import PartitioningPlan, load_json, route
 
-__all__ = ["Router", "archive_partition_counts", "decode_json", "rekeyed_partition"]
+__all__ = ["Router", "archive_partition_counts", "rekeyed_partition"]
 
 
 def archive_partition_counts(files: Mapping[str, Iterable[ArchiveFile]]) -> dict[str, int]:
@@ -52,43 +48,10 @@ def archive_partition_counts(files: Mapping[str, Iterable[ArchiveFile]]) -> dict
     return {topic: 1 + max((f.partition for f in fs), default=0) for topic, fs in files.items()}
 
 
-def decode_json(raw: bytes | None) -> Any:
-    """Return the decoded JSON of a record value, or None when it is not JSON.
-
-    orjson first; what it refuses (integers beyond 64 bits) through the standard library, as the
-    engine's reader and the repartitioner do.
-    """
-    if raw is None:
-        return None
-    try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        pass
-    try:
-        return json.loads(raw)
-    except ValueError:
-        return None
-
-
 def rekeyed_partition(raw: bytes | None, attribute: str | None, partitions: int, source: int) -> int:
-    """Return the internal partition the repartitioner writes a record of source partition `source` to.
-
-    `partition_for(record[attribute], partitions)`, an integral float as the int it equals; 0 with
-    one partition or no attribute (the one-partition plan); `source % partitions` for a record that
-    is not a JSON object, lacks the attribute, or whose value has no JSON key.
-    """
-    if attribute is None or partitions == 1:
-        return 0
-    record = decode_json(raw)
-    if not isinstance(record, dict) or attribute not in record:
-        return source % partitions
-    value = record[attribute]
-    if type(value) is float and value.is_integer():
-        value = int(value)
-    try:
-        return partition_for(value, partitions)
-    except (TypeError, ValueError):  # no JSON key: the engine refuses the record too
-        return source % partitions
+    """Return the internal partition the repartitioner writes a record of source partition `source`
+    to (`streamjoin.query.partitioning.route`, the joiner's rule)."""
+    return route(load_json(raw), attribute, partitions, source)[0]
 
 
 class Router:

@@ -22,14 +22,13 @@ b'1700000000250.3'
 
 from __future__ import annotations
 
-import json
 import math
-from typing import Any
 
 import orjson
 
 from streamjoin.engine.output import json_key
-from streamjoin.query.partitioning import partition_for
+from streamjoin.query.partitioning import load_json as load
+from streamjoin.query.partitioning import route, routing_value
 
 __all__ = [
     "HEADER_GEN",
@@ -83,47 +82,3 @@ def parse_mark(value: bytes) -> tuple[int, float]:
     if not isinstance(parsed, int | float) or isinstance(parsed, bool) or not math.isfinite(parsed):
         raise ValueError(f"bad progress marker {value!r}")
     return int(partition), parsed
-
-
-def routing_value(value: Any) -> Any:
-    """Return the value partitions are chosen by: an integral float as the int it equals (the engine
-    joins 7 with 7.0, so both must land in the same partition)."""
-    if type(value) is float and value.is_integer():
-        return int(value)
-    return value
-
-
-def load(raw: bytes | None) -> Any:
-    """Return the decoded JSON of a source record, or None when it is not JSON (orjson first; what
-    it refuses, such as integers beyond 64 bits, through the standard library, as the engine does)."""
-    if raw is None:
-        return None
-    try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        pass
-    try:
-        return json.loads(raw)
-    except ValueError:
-        return None
-
-
-def route(
-    record: Any, attribute: str | None, partitions: int, source_partition: int
-) -> tuple[int, bytes | None]:
-    """Return (internal partition, Kafka key) of a decoded source record (`load`).
-
-    By `partition_for(record[attribute], partitions)` with the value's JSON as key; with one
-    partition (or no attribute: the single-partition plan) partition 0. A record that is not a
-    JSON object or lacks the attribute goes to `source_partition % partitions` unkeyed: the
-    operator there dead-letters it with its reason, once.
-    """
-    if attribute is None or partitions == 1:
-        return 0, None
-    if not isinstance(record, dict) or attribute not in record:
-        return source_partition % partitions, None
-    value = routing_value(record[attribute])
-    try:
-        return partition_for(value, partitions), json_key(value)
-    except (TypeError, ValueError):  # a value that has no JSON key (the engine refuses it too)
-        return source_partition % partitions, None

@@ -27,15 +27,21 @@ on the record key). Mixing would need producers to place values exactly as `part
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from streamjoin.engine.output import json_key
 from streamjoin.query.model import FieldRef, InputDef, QueryDef
 
 __all__ = [
+    "load_json",
+    "route",
+    "routing_value",
     "InputRoute",
     "PartitioningPlan",
     "murmur2",
@@ -197,6 +203,50 @@ def partition_for(value: Any, partitions: int) -> int:
     if type(value) is float and value.is_integer():
         value = int(value)
     return (murmur2(json_key(value)) & 0x7FFFFFFF) % partitions
+
+
+def routing_value(value: Any) -> Any:
+    """Return the value partitions are chosen by: an integral float as the int it equals (the engine
+    joins 7 with 7.0, so both must land in the same partition)."""
+    if type(value) is float and value.is_integer():
+        return int(value)
+    return value
+
+
+def load_json(raw: bytes | None) -> Any:
+    """Return the decoded JSON of a source record, or None when it is not JSON (orjson first; what
+    it refuses, such as integers beyond 64 bits, through the standard library, as the engine does)."""
+    if raw is None:
+        return None
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        pass
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return None
+
+
+def route(
+    record: Any, attribute: str | None, partitions: int, source_partition: int
+) -> tuple[int, bytes | None]:
+    """Return (internal partition, Kafka key) of a decoded source record (`load_json`).
+
+    By `partition_for(record[attribute], partitions)` with the value's JSON as key; with one
+    partition (or no attribute: the single-partition plan) partition 0. A record that is not a
+    JSON object or lacks the attribute goes to `source_partition % partitions` unkeyed: the
+    operator there dead-letters it with its reason, once.
+    """
+    if attribute is None or partitions == 1:
+        return 0, None
+    if not isinstance(record, dict) or attribute not in record:
+        return source_partition % partitions, None
+    value = routing_value(record[attribute])
+    try:
+        return partition_for(value, partitions), json_key(value)
+    except (TypeError, ValueError):  # a value that has no JSON key (the engine refuses it too)
+        return source_partition % partitions, None
 
 
 def _classes(query: QueryDef) -> list[list[FieldRef]]:
