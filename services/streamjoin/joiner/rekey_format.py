@@ -6,6 +6,7 @@ A re-keyed record keeps its raw value; its headers say where it came from:
 A progress marker has an empty value and `sj-wm` = `<source partition>:<max timestamp so far>`
 instead of `sj-src`.
 
+>>> from streamjoin.query.partitioning import partition_for
 >>> route(load(b'{"x": 7, "ts": 1}'), "x", 4, 2) == (partition_for(7, 4), b"7")
 True
 >>> route({"x": 7.0}, "x", 4, 2) == route({"x": 7}, "x", 4, 2)
