@@ -8,16 +8,13 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, TextIO
 
-import orjson
-
 from streamjoin.engine import MalformedRecord, RecordReader
-from streamjoin.engine.ingest import loads_record
+from streamjoin.engine.fastjson import loads_json
 from streamjoin.operator import JoinOperator, OperatorFactory
 from streamjoin.query import QueryDef, QueryError, parse_query
 from streamjoin.query.text import expand_text, streams_from_json
@@ -161,7 +158,7 @@ class _PoisonLine(MalformedRecord):
 def _envelope(line: str, number: int, streams: set[str]) -> tuple[str, Any, Any]:
     """Return (stream, record, Kafka timestamp) of an events line; ReplayError if the line is bad."""
     try:
-        event = _loads(line)
+        event = loads_json(line)
         poison = None
     except MalformedRecord as exc:
         try:  # Python's lenient JSON: an envelope holding a poison number is a malformed record
@@ -180,21 +177,6 @@ def _envelope(line: str, number: int, streams: set[str]) -> tuple[str, Any, Any]
     if poison is not None:
         raise _PoisonLine(stream, poison)
     return stream, event["record"], kafka_ts
-
-
-# orjson reads an integer beyond 64 bits as a float: lines with 19 digits in a row take the slow path.
-_LONG_DIGITS = re.compile(r"[0-9]{19}")
-
-
-def _loads(line: str) -> Any:
-    """Decode an events line with orjson (3x faster); the engine's reader decides what orjson refuses
-    and lines that may hold integers beyond 64 bits."""
-    if _LONG_DIGITS.search(line) is None:
-        try:
-            return orjson.loads(line)
-        except orjson.JSONDecodeError:
-            pass
-    return loads_record(line)
 
 
 def replay(

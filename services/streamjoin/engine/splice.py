@@ -93,4 +93,5 @@ class BatchSplicer:
             map(texts.__getitem__, tops),
             *[map(_value, c) for c in columns],
             *[map(_fragment, c) for c in columns],
+            strict=True,
         )
