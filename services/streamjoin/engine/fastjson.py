@@ -19,6 +19,7 @@ __all__ = ["loads_json"]
 # distinct join keys would compare equal): text with 19 digits in a row takes the exact path.
 _LONG_DIGITS = re.compile(r"[0-9]{19}")
 _LONG_DIGITS_BYTES = re.compile(rb"[0-9]{19}")
+_DIGITS = b"0123456789"
 
 
 def loads_json(raw: bytes | str) -> Any:
@@ -31,8 +32,12 @@ def loads_json(raw: bytes | str) -> Any:
     >>> loads_json(b'{"k": 1180591620717411303424}')
     {'k': 1180591620717411303424}
     """
-    long_digits = _LONG_DIGITS_BYTES if type(raw) is bytes else _LONG_DIGITS
-    if long_digits.search(raw) is None:  # type: ignore[arg-type]  # the pattern matches raw's type
+    if isinstance(raw, str):
+        short = _LONG_DIGITS.search(raw) is None
+    else:  # the joiner's Kafka values: fewer than 19 digits in all is common, and counting them
+        # (`translate`) costs a quarter of the pattern's search
+        short = len(raw) - len(raw.translate(None, _DIGITS)) < 19 or _LONG_DIGITS_BYTES.search(raw) is None
+    if short:
         try:
             return orjson.loads(raw)
         except orjson.JSONDecodeError:
