@@ -192,13 +192,15 @@ _GC_THRESHOLDS = (100_000, 50, 1_000)
 def _batch_collection() -> Iterator[None]:
     """Collect garbage less often while a replay runs (cycles are still collected)."""
     previous = gc.get_threshold()
+    frozen = gc.get_freeze_count() > 0  # the host froze objects itself: leave them so
     gc.freeze()
     gc.set_threshold(*_GC_THRESHOLDS)
     try:
         yield
     finally:
         gc.set_threshold(*previous)
-        gc.unfreeze()
+        if not frozen:
+            gc.unfreeze()
 
 
 def replay(
