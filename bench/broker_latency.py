@@ -24,7 +24,7 @@ from types import MappingProxyType
 from aiokafka import AIOKafkaConsumer
 from confluent_kafka import Producer
 
-from joiner_throughput import cpu_seconds  # bench/ is on sys.path when run as a script
+from joiner_throughput_harness import cpu_seconds  # bench/ is on sys.path when run as a script
 from streamjoin.dev.stack import EmbeddedStack
 from streamjoin.topics import TopicSpec, create_topics
 

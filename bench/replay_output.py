@@ -10,6 +10,9 @@ each in its own process and in CPU seconds (user + system, `RUSAGE_CHILDREN`; th
   writing);
 - `replay --count`: the same, printing the number of results only.
 
+Each replay line carries `vs_engine`, its CPU seconds over the engine's of the same round (the
+target for a replay to a file: at most 2).
+
 With `--old PYTHONPATH`, the two replays also run with that code, alternating with this one, so the
 two are compared under the same load.
 
@@ -114,9 +117,10 @@ def main() -> None:
                 check=True,
             )
             seconds, results = engine.stdout.split()
+            engine_cpu = float(seconds)
             print(
                 json.dumps(
-                    {"measure": "engine counted", "cpu_s": round(float(seconds), 2), "results": int(results)}
+                    {"measure": "engine counted", "cpu_s": round(engine_cpu, 2), "results": int(results)}
                 )
             )
             for name, env in versions.items():
@@ -129,6 +133,7 @@ def main() -> None:
                             "cpu_s": round(cpu, 2),
                             "wall_s": round(wall, 2),
                             "results": lines,
+                            "vs_engine": round(cpu / engine_cpu, 2),
                         }
                     )
                 )
@@ -140,6 +145,7 @@ def main() -> None:
                             {
                                 "measure": "replay --count",
                                 "cpu_s": round(cpu, 2),
+                                "vs_engine": round(cpu / engine_cpu, 2),
                                 "wall_s": round(wall, 2),
                                 "results": count,
                             }

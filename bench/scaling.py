@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer
-from bench.joiner_throughput import (
+from bench.joiner_throughput_harness import (
     PARTITIONS,
     STREAMS,
     expected_results,

@@ -23,7 +23,14 @@ from pathlib import Path
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
-from bench.joiner_throughput import cpu_seconds, producer, register, stack_pids, start_workers, stop_workers
+from bench.joiner_throughput_harness import (
+    cpu_seconds,
+    producer,
+    register,
+    stack_pids,
+    start_workers,
+    stop_workers,
+)
 
 from streamjoin.dev.stack import EmbeddedStack
 from streamjoin.kafka import end_offsets

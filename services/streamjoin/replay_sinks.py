@@ -56,9 +56,12 @@ class _Chunks:
             self._emit = lambda chunk: out.write(chunk.decode())
 
     def lines(self, lines: list[bytes]) -> None:
-        if not lines:
+        self.add(_lines(lines))
+
+    def add(self, chunk: bytes) -> None:
+        """Write `chunk`, lines each ending with a newline (buffered)."""
+        if not chunk:
             return
-        chunk = b"\n".join(lines) + b"\n"
         self._pending.append(chunk)
         self._size += len(chunk)
         if self._size >= _CHUNK:
@@ -66,7 +69,8 @@ class _Chunks:
 
     def flush(self) -> None:
         if self._pending:
-            self._emit(b"".join(self._pending))
+            chunk = self._pending[0] if len(self._pending) == 1 else b"".join(self._pending)
+            self._emit(chunk)
             self._pending, self._size = [], 0
 
 
@@ -77,7 +81,10 @@ class _Envelope:
         self._formatter = ResultFormatter(query)
         self._chunks = _Chunks(out)
         spliced = query.select is None
-        self._encode = self._formatter.splicer() if spliced else self._formatter.encode
+        encode = self._formatter.encode
+        self._block: Callable[[Sequence[Sequence[Entry]]], bytes] = (
+            self._formatter.batch_splicer().block if spliced else lambda rs: _lines(list(map(encode, rs)))
+        )
         self._piece = self._spliced_piece if spliced else _no_piece
 
     def _spliced_piece(self, input: int, offset: int, record: Mapping[str, Any]) -> object:
@@ -87,7 +94,7 @@ class _Envelope:
         return self._piece(input, offset, record)
 
     def write(self, results: Sequence[Sequence[Entry]]) -> None:
-        self._chunks.lines(list(map(self._encode, results)))
+        self._chunks.add(self._block(results))
 
     def close(self) -> None:
         self._chunks.flush()
@@ -164,6 +171,10 @@ class _Count:
 
     def close(self) -> None:
         self._out.write(f"{self.count}\n")
+
+
+def _lines(lines: list[bytes]) -> bytes:
+    return b"\n".join(lines) + b"\n" if lines else b""
 
 
 def _no_piece(input: int, offset: int, record: Mapping[str, Any]) -> object:

@@ -11,16 +11,11 @@ from typing import Any, cast
 import orjson
 
 from streamjoin.engine.entry import Entry
+from streamjoin.engine.splice import BatchSplicer, Piece, ts_text
 from streamjoin.query.model import QueryDef
 from streamjoin.shedding.entry import EntryFactory
 
 __all__ = ["Piece", "ResultFormatter", "encode_json", "flatten", "json_key"]
-
-Piece = tuple[bytes, bytes, bytes, bytes | None]
-"""A component as `ResultFormatter.splicer` uses it (`ResultFormatter.piece`): `"stream":` + its raw
-JSON, its id fragment `topic:partition:offset`, the raw JSON itself, and the output key if its input
-holds the key field (else None)."""
-
 
 _ts_of = attrgetter("ts")
 _value = itemgetter(0)
@@ -52,13 +47,6 @@ def encode_json(value: Any) -> bytes:
     if raw.isascii() and _EXPONENT.search(raw) is None:
         return raw
     return json.dumps(value, separators=(",", ":")).encode()
-
-
-def _ts_text(ts: float) -> bytes:
-    """Return `ts` as `json.dumps` writes it (`%r` is `float.__repr__`, what it uses when finite)."""
-    if type(ts) is int:
-        return b"%d" % ts
-    return b"%r" % ts if ts - ts == 0.0 else json.dumps(ts).encode()
 
 
 def flatten(value: Mapping[str, Any]) -> dict[str, Any]:
@@ -173,7 +161,7 @@ class ResultFormatter:
 
             def splice2(result: Sequence[Entry]) -> bytes:
                 (v0, f0, _, _), (v1, f1, _, _) = map(piece, result)
-                return fmt2 % (_ts_text(max(map(_ts_of, result))), v0, v1, f0, f1)
+                return fmt2 % (ts_text(max(map(_ts_of, result))), v0, v1, f0, f1)
 
             return splice2
         if n == 3:
@@ -181,7 +169,7 @@ class ResultFormatter:
 
             def splice3(result: Sequence[Entry]) -> bytes:
                 (v0, f0, _, _), (v1, f1, _, _), (v2, f2, _, _) = map(piece, result)
-                return fmt3 % (_ts_text(max(map(_ts_of, result))), v0, v1, v2, f0, f1, f2)
+                return fmt3 % (ts_text(max(map(_ts_of, result))), v0, v1, v2, f0, f1, f2)
 
             return splice3
         if n == 4:
@@ -189,16 +177,24 @@ class ResultFormatter:
 
             def splice4(result: Sequence[Entry]) -> bytes:
                 (v0, f0, _, _), (v1, f1, _, _), (v2, f2, _, _), (v3, f3, _, _) = map(piece, result)
-                return fmt4 % (_ts_text(max(map(_ts_of, result))), v0, v1, v2, v3, f0, f1, f2, f3)
+                return fmt4 % (ts_text(max(map(_ts_of, result))), v0, v1, v2, v3, f0, f1, f2, f3)
 
             return splice4
         fmt = b'%s%%s,"tuples":{%s},"id":"%s"}' % (head, b",".join([b"%s"] * n), b"|".join([b"%s"] * n))
 
         def splice(result: Sequence[Entry]) -> bytes:
             pieces = list(map(piece, result))
-            return fmt % (_ts_text(max(map(_ts_of, result))), *map(_value, pieces), *map(_fragment, pieces))
+            return fmt % (ts_text(max(map(_ts_of, result))), *map(_value, pieces), *map(_fragment, pieces))
 
         return splice
+
+    def batch_splicer(self, piece: Callable[[Entry], Piece] | None = None) -> BatchSplicer:
+        """Return the splicer of whole lists of results: `splicer`'s bytes, with no Python code
+        run per result (`BatchSplicer`); a query with a trailer (shedding) is spliced one by one."""
+        if piece is None:
+            piece = _piece_of_entry
+        one = self.splicer(piece) if self._importance is not None else None
+        return BatchSplicer(self._head, len(self._names), piece, one)
 
     @staticmethod
     def _trailed(

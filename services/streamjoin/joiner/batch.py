@@ -14,13 +14,12 @@ import json
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from typing import Any
-
-import orjson
 
 from streamjoin.engine import MalformedRecord, RecordReader, ResultFormatter
 from streamjoin.engine.entry import Entry
+from streamjoin.engine.fastjson import loads_json
 from streamjoin.engine.ingest import DEFAULT_MAX_FUTURE
 from streamjoin.joiner.formats import input_codecs, output_encoder
 from streamjoin.joiner.outbox import OutboxRecord, encode_record
@@ -98,7 +97,7 @@ class BatchBuilder:
         self._key_input = query.input_index(key_ref.stream) if key_ref is not None else None
         self._splice = query.select is None
         # Every entry's `extra` is its `ResultFormatter.piece`: raw bytes, spliced pieces, output key.
-        self._spliced_record = self._formatter.splicer()
+        self._spliced_records = self._formatter.batch_splicer().records
         self._has_rows = any(not isinstance(i.window, RangeWindow) for i in query.inputs)
         # Formats (joiner/formats.py), chosen once: each topic's (decode, piece), the output's encoder.
         json_codec = (self._decode, self._formatter.piece)
@@ -232,18 +231,10 @@ class BatchBuilder:
     def _decode(
         self, stream: str, raw: bytes | None, kafka_ts: float, horizon: float
     ) -> tuple[float, dict[str, Any]]:
-        """Decode with orjson (3x faster); anything it refuses goes through the engine's own reader.
-
-        orjson refuses `NaN`, `Infinity` and numbers beyond a double or 64-bit integer; the
-        engine's reader accepts big integers and refuses the rest (`loads_record`).
-        """
+        """Decode as replay does (`loads_json`: orjson where it reads what the engine's reader
+        reads, the reader for the rest: big integers exactly, `NaN` refused) and validate."""
         if raw is not None:
-            try:
-                value = orjson.loads(raw)
-            except orjson.JSONDecodeError:
-                pass
-            else:
-                return self._reader.read(stream, value, kafka_ts, horizon)
+            return self._reader.read(stream, loads_json(raw), kafka_ts, horizon)
         return self._reader.decode(stream, raw, kafka_ts, horizon)
 
     def _fit(
@@ -299,10 +290,11 @@ class BatchBuilder:
         The value equals `ResultFormatter.value` (tests compare them); each entry's pieces and
         output key were computed once, when it arrived (`Entry.extra`).
         """
-        splice, key_input = self._spliced_record, self._key_input
+        values, key_input = self._spliced_records(results), self._key_input
         if key_input is None:
-            return [OutboxRecord(None, splice(r)) for r in results]
-        return [OutboxRecord(r[key_input].extra[3], splice(r)) for r in results]  # extra[3]: the key
+            return [OutboxRecord(None, v) for v in values]
+        keys = map(_key_of, map(_extra_of, map(itemgetter(key_input), results)))  # extra[3]: the key
+        return list(map(OutboxRecord, keys, values))
 
     def _encode_results(self, results: list[Any]) -> list[OutboxRecord]:
         """Encode results with `select`ed fields (JSON-encoded, not spliced)."""
@@ -323,6 +315,8 @@ class BatchBuilder:
 
 
 _value_of = itemgetter(1)
+_key_of = itemgetter(3)
+_extra_of = attrgetter("extra")
 _KEY_MARGIN = 4096
 """Keys and headers of results are small: a value within this margin of the limit is measured whole."""
 
