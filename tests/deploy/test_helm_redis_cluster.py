@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -194,9 +195,13 @@ async def _use(url: str) -> tuple[int, int]:
             await client.set(f"k{{{i}}}", i)
         values = [int(await client.get(f"k{{{i}}}")) for i in range(30)]
         assert values == list(range(30))
-        replicated = int(
-            await client.execute_command("WAIT", 1, 2000, target_nodes=client.get_node_from_key("k{0}"))
-        )
+        # A replica just joined still runs its first full sync: give it up to 30 s to acknowledge.
+        replicated, deadline = 0, time.monotonic() + 30
+        while replicated < 1 and time.monotonic() < deadline:
+            await client.set("k{0}", 0)
+            replicated = int(
+                await client.execute_command("WAIT", 1, 1000, target_nodes=client.get_node_from_key("k{0}"))
+            )
         primaries = len(client.get_primaries())
     finally:
         await client.aclose()

@@ -214,7 +214,11 @@ def test_shared_attribute_with_other_partition_count_exactly_once(
     assert partitioning is not None, "the worker did not publish the partitioning plan"
     assert partitioning["partitions"] == 8 and not partitioning["single_partition"]
     reasons = {r["stream"]: r["reason"] for r in partitioning["repartitioned"]}
-    assert reasons == {"a": "4 partitions, the query runs on 8", "c": "not keyed (no key declared)"}
+    assert reasons == {  # all or nothing: b, keyed with 8 partitions, is re-keyed with the others
+        "a": "4 partitions, the query runs on 8",
+        "b": "re-keyed with the others: a has 4 partitions, the query runs on 8",
+        "c": "not keyed (no key declared)",
+    }
 
 
 def test_internal_topics_and_positions_go_with_the_query(
@@ -254,5 +258,6 @@ def test_internal_topics_and_positions_go_with_the_query(
         return created, internal in broker_topics(kafka_broker), positions, left
 
     (created, still_there, positions, left), _ = run_scenario(joiner, scenario)
-    assert created and positions == 2  # one repartitioner per source partition of b
+    # All or nothing: a (keyed) is re-keyed with b, so one repartitioner per source partition of each.
+    assert created and positions == 4
     assert not still_there and left == 0
