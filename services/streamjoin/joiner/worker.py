@@ -113,8 +113,7 @@ class JoinerWorker:
             self._specs, _ = specs_from_snapshot(snapshot)
             self._version = snapshot.version
             # The anchor topic keeps the group's subscription non-empty while no query is registered.
-            inputs = {t for spec in self._specs.values() for t in spec.topics}
-            add_input_topics(self._app, {ANCHOR_TOPIC} | inputs, self._known_topics)
+            add_input_topics(self._app, {ANCHOR_TOPIC} | self._all_topics(), self._known_topics)
             self._app.finalize()
             await self._app.start()
             self.health.started = True
@@ -169,12 +168,8 @@ class JoinerWorker:
     # -- registry -----------------------------------------------------------------------------
 
     def _all_topics(self) -> set[str]:
-        """The topics of the queries laid out: never one found missing, since subscribing to it
-        would make a broker that auto-creates topics create it (and the query would never say so)."""
         internal = {t for layout in self._layouts.values() for t in layout.internal_topics}
-        return internal | {
-            t for name, spec in self._specs.items() if name in self._layouts for t in spec.topics
-        }
+        return internal | {t for spec in self._specs.values() for t in spec.topics}
 
     async def _watch_registry(self) -> None:
         while True:
@@ -217,7 +212,10 @@ class JoinerWorker:
             self._status.retain(snapshot.queries)
             for name, problem in problems.items():
                 self._status.problem(name, problem)
-        await self._reconcile()  # lays new queries out, then subscribes to their topics
+        new_agents = add_input_topics(self._app, self._all_topics(), self._known_topics)
+        for agent in new_agents:
+            await agent.start()
+        await self._reconcile()
 
     async def _forget(self, name: str) -> tuple[str, ...]:
         """Stop query `name`'s operators and repartitioners and forget what was found about it
