@@ -112,10 +112,8 @@ def test_put_with_other_inputs_is_refused_and_one_with_the_same_takes_effect(
     api, topics = e2e
     _register(api, topics)
     c_topic = make_topic("e2e-c", partitions=1)
-    assert (
-        api.client.post("/v1/streams", json={"name": "c", "topic": c_topic, "timestamp": "ts", "key": "k"}).status_code
-        == 201
-    )
+    stream = {"name": "c", "topic": c_topic, "timestamp": "ts", "key": "k"}
+    assert api.client.post("/v1/streams", json=stream).status_code == 201
     _wait(api, lambda q: q["status"] == "running", "the query to run")
 
     other = {
@@ -164,10 +162,8 @@ def test_a_missing_input_topic_shows_in_status_control_table_and_metrics(
     api, topics = e2e
     missing = f"e2e-missing.{uuid.uuid4().hex[:12]}"
     for name, topic in (("a", topics["a"]), ("m", missing)):
-        assert (
-            api.client.post("/v1/streams", json={"name": name, "topic": topic, "timestamp": "ts", "key": "k"}).status_code
-            == 201
-        )
+        stream = {"name": name, "topic": topic, "timestamp": "ts", "key": "k"}
+        assert api.client.post("/v1/streams", json=stream).status_code == 201
     query = {
         "name": "q",
         "cql": "SELECT * FROM a [RANGE 1000], m [RANGE 1000] WHERE a.k = m.k",
