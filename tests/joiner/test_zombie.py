@@ -84,6 +84,12 @@ def test_a_worker_frozen_past_its_session_timeout_publishes_nothing_stale(
     # (whether the freeze caught a batch between commit and publish is up to timing; the fence and
     # the expiry of queued records are checked deterministically in test_publisher_fence.py)
     claim = re.compile(r"\[(\d+)\]: claimed \(epoch (\d+)")
-    zombies = {p for p, e in claim.findall(zombie.log_path.read_text(errors="replace")) if e == "1"}
-    taken = {p for p, _ in claim.findall(first.log_path.read_text(errors="replace"))}
+    w2_claims = claim.findall(zombie.log_path.read_text(errors="replace"))
+    w1_claims = claim.findall(first.log_path.read_text(errors="replace"))
+    # A partition's first epoch is its first claim (epochs start from the wall clock in ms, not 1).
+    first_epoch: dict[str, int] = {}
+    for p, e in w2_claims + w1_claims:
+        first_epoch[p] = min(first_epoch.get(p, int(e)), int(e))
+    zombies = {p for p, e in w2_claims if int(e) == first_epoch[p]}
+    taken = {p for p, _ in w1_claims}
     assert zombies & taken, f"w2 held {zombies}, w1 claimed {taken}\n{logs}"
