@@ -39,7 +39,7 @@ from streamjoin.state.redis.connect import connect
 from streamjoin.state.redis.keys import StateKeys
 from streamjoin.state.redis.scripts import CLAIM, COMMIT, DROP, OUTBOXES, TRIM
 
-__all__ = ["RedisStateStore"]
+__all__ = ["RedisStateStore", "guard"]
 
 _T = TypeVar("_T")
 _OFFSET = "offset:"
@@ -119,7 +119,7 @@ class RedisStateStore:
 
     async def ping(self) -> bool:
         """Return True if Redis answers."""
-        return bool(await _guard(self._redis.ping))
+        return bool(await guard(self._redis.ping))
 
     async def claim(self, query: str, partition: int, owner: str, topics: Sequence[str]) -> Checkpoint:
         """Become the owner of (query, partition), fencing earlier owners; return the committed state."""
@@ -140,12 +140,12 @@ class RedisStateStore:
                 return await pipe.execute()
 
         try:
-            epoch, meta_raw, records, seqs, *pending = await _guard(run)
+            epoch, meta_raw, records, seqs, *pending = await guard(run)
         except NoScriptError:  # a new Redis, or a promoted replica: no script cache
-            await _guard(lambda: self._redis.script_load(CLAIM))
-            epoch, meta_raw, records, seqs, *pending = await _guard(run)
+            await guard(lambda: self._redis.script_load(CLAIM))
+            epoch, meta_raw, records, seqs, *pending = await guard(run)
         if self._replicas:  # a lost claim would hand its epoch out twice after a failover
-            await _guard(lambda: self._replicated([("INCRBY", k.epochs, 0)], k.epochs))
+            await guard(lambda: self._replicated([("INCRBY", k.epochs, 0)], k.epochs))
         fields = [f.decode() for f in records]
         where = [parse_field(f) for f in fields]
         raws = await self._read_tables(k, topics, where)
@@ -197,7 +197,7 @@ class RedisStateStore:
                 return await pipe.execute()
 
         found: dict[tuple[int, ...], bytes] = {}
-        for items, values in zip(by_topic.values(), await _guard(run), strict=True):
+        for items, values in zip(by_topic.values(), await guard(run), strict=True):
             for item, raw in zip(items, values, strict=True):
                 if raw is None:
                     raise RuntimeError(f"record {item} of {k.query}[{k.partition}] is missing from its table")
@@ -268,17 +268,17 @@ class RedisStateStore:
             *_table_keys(k, tables),
         ]
         if not self._replicas:
-            await _guard(lambda: self._commit(keys=keys, args=args))
+            await guard(lambda: self._commit(keys=keys, args=args))
             return
         command = ("EVALSHA", self._commit.sha, len(keys), *keys, *args)
         for attempt in range(2):
             try:
-                await _guard(lambda: self._replicated([command], k.meta))
+                await guard(lambda: self._replicated([command], k.meta))
                 return
             except NoScriptError:  # a promoted replica has no script cache
                 if attempt:
                     raise
-                await _guard(lambda: self._redis.script_load(COMMIT))
+                await guard(lambda: self._redis.script_load(COMMIT))
 
     async def _replicated(self, commands: Sequence[tuple[Any, ...]], key: str) -> list[Any]:
         """Send `commands` (all on `key`'s slot) and `WAIT` on the same connection; raise
@@ -305,12 +305,12 @@ class RedisStateStore:
             return
         k = self.keys(query, partition)
         keys = [k.meta, k.records, k.seqs, *(k.outbox(n) for n in OUTBOXES)]
-        await _guard(lambda: self._trim(keys=keys, args=[epoch, *_trim_args(trims)]))
+        await guard(lambda: self._trim(keys=keys, args=[epoch, *_trim_args(trims)]))
 
     async def check_owner(self, query: str, partition: int, epoch: int) -> None:
         """Raise `FencedError` unless `epoch` is still the owner's: one `HGET` of the meta hash."""
         k = self.keys(query, partition)
-        held = await _guard(lambda: self._redis.hget(k.meta, "epoch"))
+        held = await guard(lambda: self._redis.hget(k.meta, "epoch"))
         if held is None or int(held) != epoch:
             raise FencedError(f"owner epoch is {held!r}, not {epoch}: not publishing")
 
@@ -318,9 +318,9 @@ class RedisStateStore:
         """Return Redis' `used_memory` in bytes (on a cluster: the sum over its primaries)."""
         redis = self._redis
         if isinstance(redis, RedisCluster):
-            infos = await _guard(lambda: redis.info("memory", target_nodes=RedisCluster.PRIMARIES))
+            infos = await guard(lambda: redis.info("memory", target_nodes=RedisCluster.PRIMARIES))
             return sum(int(info["used_memory"]) for info in infos.values())
-        info = await _guard(lambda: redis.info("memory"))
+        info = await guard(lambda: redis.info("memory"))
         return int(info["used_memory"])
 
     async def table_sizes(self, tables: Iterable[tuple[int, str]]) -> dict[tuple[int, str], tuple[int, int]]:
@@ -336,7 +336,7 @@ class RedisStateStore:
                     pipe.hlen(k.table_counts(topic))
                 return await pipe.execute()
 
-        sizes = await _guard(run)
+        sizes = await guard(run)
         return {t: (int(sizes[2 * i]), int(sizes[2 * i + 1])) for i, t in enumerate(wanted)}
 
     async def drop_query(self, query: str) -> int:
@@ -363,7 +363,7 @@ class RedisStateStore:
                 await self._redis.unlink(*flat[start : start + 500])
             return len(flat)
 
-        return await _guard(run)
+        return await guard(run)
 
 
 def _tables_of(topics: Sequence[str]) -> tuple[list[str], list[int]]:
@@ -385,7 +385,7 @@ def _trim_args(trims: Sequence[Trim]) -> list[Any]:
     return args
 
 
-async def _guard(call: Callable[[], Awaitable[_T]]) -> _T:
+async def guard(call: Callable[[], Awaitable[_T]]) -> _T:
     """Run one Redis call, turning its failures into the store's errors."""
     try:
         return await call()

@@ -16,17 +16,16 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import NoScriptError, ResponseError
-from redis.exceptions import TimeoutError as RedisTimeoutError
+from redis.exceptions import NoScriptError
 
 from streamjoin.client_security import redis_options
 from streamjoin.settings import Settings
 from streamjoin.state.base import FencedError, StateUnavailableError
+from streamjoin.state.redis.checkpoint_store import guard as _guard
 from streamjoin.state.redis.connect import connect
 from streamjoin.state.redis.keys import StateKeys
 from streamjoin.state.redis.scripts import CLAIM
@@ -162,15 +161,3 @@ class RepartitionStore:
             return len(keys)
 
         return await _guard(run)
-
-
-async def _guard(call: Callable[[], Awaitable[_T]]) -> _T:
-    """Run one Redis call, turning its failures into the store's errors."""
-    try:
-        return await call()
-    except ResponseError as exc:
-        if str(exc).startswith("FENCED"):
-            raise FencedError(str(exc)) from None
-        raise
-    except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
-        raise StateUnavailableError(f"Redis unavailable: {exc}") from exc
