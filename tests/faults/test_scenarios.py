@@ -19,7 +19,7 @@ import pytest
 from bench.soak import BrokerFreeze, Freeze, Kill, RedisCrash, Report, Restart, Scenario, run_scenario
 from bench.soak.workload import POISON_KINDS
 
-pytestmark = [pytest.mark.timeout(300), pytest.mark.slow, pytest.mark.integration]
+pytestmark = [pytest.mark.timeout(300), pytest.mark.slow, pytest.mark.integration, pytest.mark.alone]
 
 RATE = 1_500.0
 """Records/s over the three inputs: about 45,000 records and 300 poison records a scenario."""

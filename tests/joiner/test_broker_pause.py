@@ -34,7 +34,7 @@ from streamjoin.dev.broker import EmbeddedBroker
 from streamjoin.dev.ports import free_port
 from streamjoin.topics import TopicSpec, create_topics, load_catalog
 
-pytestmark = [pytest.mark.timeout(240), pytest.mark.slow]
+pytestmark = [pytest.mark.timeout(240), pytest.mark.slow, pytest.mark.alone]
 
 PARTITIONS = 4
 PAUSE_S = 8.0

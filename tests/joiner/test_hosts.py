@@ -37,7 +37,7 @@ from streamjoin.dev.netns import VirtualNetwork, netns_unavailable
 from streamjoin.dev.redis_server import EmbeddedRedis
 from streamjoin.topics import TopicSpec, create_topics
 
-pytestmark = [pytest.mark.timeout(240), pytest.mark.slow, pytest.mark.integration]
+pytestmark = [pytest.mark.timeout(240), pytest.mark.slow, pytest.mark.integration, pytest.mark.alone]
 
 WORKERS = ("w1", "w2", "w3")
 PARTITIONS = 6

@@ -31,7 +31,7 @@ from tests.joiner.harness import (
     wait_running,
 )
 
-pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]
+pytestmark = [pytest.mark.timeout(300), pytest.mark.slow, pytest.mark.alone]
 
 
 def test_a_worker_frozen_past_its_session_timeout_publishes_nothing_stale(
