@@ -17,8 +17,6 @@ are integers for network simplex: gains are scaled so the smallest is 10^6 units
 
 from __future__ import annotations
 
-import networkx as nx
-
 from streamjoin.shedding.gains import Gains
 from streamjoin.shedding.instance import ShedInstance
 
@@ -39,6 +37,8 @@ def flow_window(
     smallest = min(gains.importance[(seq, k)] for seq, points in chains.items() for k in points)
     scale = 1e6 / smallest
     last = len(instance.instants)
+    import networkx as nx  # here: only the offline optimum needs it (0.1 s of every start-up)
+
     graph = nx.DiGraph()
     for k in range(last):
         graph.add_edge(("T", k), ("T", k + 1), capacity=share, weight=0)
