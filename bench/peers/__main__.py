@@ -133,6 +133,32 @@ def main(argv: list[str] | None = None) -> None:
     runs: list[Run] = []
     started = datetime.datetime.now(datetime.UTC)
     load_before = os.getloadavg()
+    args.results.mkdir(parents=True, exist_ok=True)
+    suffix = "" if args.scale == 1 else f"-scale{args.scale:g}"
+    path = args.results / f"peers-{started:%Y-%m-%d}{suffix}.json"
+
+    def write_report() -> list[dict[str, Any]]:
+        """Write what was measured so far (after every run: a stopped benchmark keeps its figures)."""
+        rows = summarise(runs)
+        report: dict[str, Any] = {
+            "started": started.isoformat(timespec="seconds"),
+            "scale": args.scale,
+            "rounds": args.rounds,
+            "complete": len(runs) == args.rounds * len(workloads) * len(systems),
+            "machine": {
+                "cpus": os.cpu_count(),
+                "load_before": load_before,
+                "load_after": os.getloadavg(),
+                "python": platform.python_version(),
+                "peers": list(PACKAGES),
+            },
+            "workloads": {w.name: {"title": w.title, "records": scaled(w, args.scale)} for w in workloads},
+            "summary": rows,
+            "runs": [vars(r) for r in runs],
+        }
+        path.write_text(json.dumps(report, indent=1) + "\n")
+        return rows
+
     with tempfile.TemporaryDirectory(prefix="peers-") as tmp:
         for round_ in range(args.rounds):
             order = systems[round_ % len(systems) :] + systems[: round_ % len(systems)]
@@ -142,32 +168,14 @@ def main(argv: list[str] | None = None) -> None:
                     one = measure_once(system, w, data[w.name], peers_python, Path(tmp), round_, expect)
                     check_count(expect, one)
                     runs.append(one)
+                    write_report()
                     print(
                         f"round {round_ + 1} {w.name:<7} {system.name:<7} {one.results:>10,} results "
                         f"{one.cpu_s:8.1f} CPU s {one.wall_s:8.1f} wall s {one.peak_rss_kb / 1024:7.0f} MiB",
                         file=sys.stderr,
                         flush=True,
                     )
-    rows = summarise(runs)
-    report: dict[str, Any] = {
-        "started": started.isoformat(timespec="seconds"),
-        "scale": args.scale,
-        "rounds": args.rounds,
-        "machine": {
-            "cpus": os.cpu_count(),
-            "load_before": load_before,
-            "load_after": os.getloadavg(),
-            "python": platform.python_version(),
-            "peers": list(PACKAGES),
-        },
-        "workloads": {w.name: {"title": w.title, "records": scaled(w, args.scale)} for w in workloads},
-        "summary": rows,
-        "runs": [vars(r) for r in runs],
-    }
-    args.results.mkdir(parents=True, exist_ok=True)
-    suffix = "" if args.scale == 1 else f"-scale{args.scale:g}"
-    path = args.results / f"peers-{started:%Y-%m-%d}{suffix}.json"
-    path.write_text(json.dumps(report, indent=1) + "\n")
+    rows = write_report()
     print(markdown(rows, {s.name: s.label for s in SYSTEMS.values()}))
     print(f"written: {path.relative_to(_ROOT) if path.is_relative_to(_ROOT) else path}", file=sys.stderr)
 
