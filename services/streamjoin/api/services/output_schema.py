@@ -58,6 +58,10 @@ def derive_output_schema(
             except ValueError as exc:
                 raise QueryError("output.schema", str(exc)) from None
         return
+    if spec.get("columns") is not None:
+        raise QueryError(
+            "output.schema", "give the Avro schema of a query with select columns (not derived yet)"
+        )
     names = [i["stream"] for i in inputs if isinstance(i, Mapping) and i.get("stream") in streams]
     select = spec.get("select")
     pairs: list[tuple[str, str]] | None = None
