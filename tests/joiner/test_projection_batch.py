@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 
+from streamjoin.formats import AvroReader
 from streamjoin.query import QueryDef, parse_query
+from streamjoin.query.dump import dump_query
 from streamjoin.testing.oracle_rows import expected_rows
 
 from .test_formats_batch import _feed, _replayed
@@ -28,6 +30,14 @@ COLUMNS = [
         "name": "note",
         "expr": {"op": "coalesce", "args": [{"op": "upper", "args": [{"ref": ["a", "note"]}]}, "-"]},
     },
+]
+COLUMN_TYPES = [
+    ("gross", "double"),
+    ("c_ts", "long"),
+    ("c_k", "long"),
+    ("c_v", "long"),
+    ("diff", "long"),
+    ("note", "string"),
 ]
 
 
@@ -62,3 +72,26 @@ def test_projected_batches_equal_replay_and_the_oracle(fmt: str) -> None:
         )
     assert len(got) == len(run.results) and got == want
     assert any(row["note"] != "-" for row in got.values())  # records with a note: upper-cased
+
+
+def test_projected_avro_rows_are_replays_flat_rows() -> None:
+    nullable = [{"name": n, "type": ["null", t], "default": None} for n, t in COLUMN_TYPES]
+    schema = {
+        "type": "record",
+        "name": "q_result",
+        "fields": [
+            {"name": "query", "type": "string"},
+            {"name": "ts", "type": ["long", "double"]},
+            {"name": "id", "type": "string"},
+            *nullable,
+        ],
+    }
+    query = parse_query(
+        {**dump_query(_query("envelope")), "output": {"topic": "out", "format": "avro", "schema": schema}}
+    )
+    run, events = _feed(query)
+    reader = AvroReader(run.registry)
+    rows = [reader.read(r) for r in run.results]
+    flat = [json.loads(line) for line in _replayed(query, events, "flat")]
+    assert len(rows) > 50 and not run.dead
+    assert sorted(rows, key=json.dumps) == sorted(flat, key=json.dumps)
