@@ -52,6 +52,7 @@ def test_columns_parse_and_dump_back() -> None:
         ([], "columns", "non-empty list"),
         ("o.a", "columns", "non-empty list"),
         ([{"star": "z"}], "columns[0].star", "unknown input 'z'"),
+        ([{"star": ["o"]}], "columns[0].star", "unknown input"),
         ([{"name": "x"}], "columns[0]", '"name" and "expr"'),
         ([{"name": "", "expr": 1}], "columns[0].name", "non-empty string"),
         ([{"name": "ts", "expr": 1}], "columns[0].name", "a field of every output row"),

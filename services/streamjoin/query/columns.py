@@ -169,7 +169,7 @@ def parse_columns(raw: object, streams: frozenset[str], *, select: object = None
             raise QueryError(where, 'must be {"name": ..., "expr": ...} or {"star": "stream"}')
         spec = cast(Mapping[str, Any], entry)
         if set(spec) == {"star"}:
-            if spec["star"] not in streams:
+            if not isinstance(spec["star"], str) or spec["star"] not in streams:
                 raise QueryError(
                     f"{where}.star", f"unknown input {spec['star']!r}; the inputs are {sorted(streams)}"
                 )
