@@ -38,15 +38,19 @@ def _check_types(
         check_types(value, "sql")
     except QueryError as exc:
         problem, at = exc.message, node
-        for sub in node.walk():  # breadth first: the last failing node is the innermost
-            try:
-                sub_value = expr(sub)
-            except CqlError:  # not an expression of its own (a name, a keyword)
-                continue
-            try:
-                check_types(sub_value, "sql")
-            except QueryError as inner:
-                problem, at = inner.message, sub
+        descended = True
+        while descended:  # down the failing child while there is one: the innermost failing node
+            descended = False
+            for child in at.iter_expressions():
+                try:
+                    value = expr(child)
+                except CqlError:  # not an expression of its own (a name, a keyword)
+                    continue
+                try:
+                    check_types(value, "sql")
+                except QueryError as inner:
+                    problem, at, descended = inner.message, child, True
+                    break
         raise fail(at, problem) from None
 
 
