@@ -76,7 +76,8 @@ def _replayed(raw: dict[str, Any], lines: list[tuple[str, dict[str, Any]]], fmt:
 def _unique_names(text: str) -> bool:
     try:
         parse_sql(text, STREAMS)
-    except ValueError:  # two default names alike (`o.x, o.x`): refused, as it must be
+    except ValueError as exc:  # two default names alike (`o.x, o.x`): refused, as it must be
+        assert "is also column" in str(exc), str(exc)
         return False
     return True
 
