@@ -80,7 +80,7 @@ class _Envelope:
     def __init__(self, query: QueryDef, out: IO[Any]) -> None:
         self._formatter = ResultFormatter(query)
         self._chunks = _Chunks(out)
-        spliced = query.select is None
+        spliced = not query.projects
         encode = self._formatter.encode
         self._block: Callable[[Sequence[Sequence[Entry]]], bytes] = (
             self._formatter.batch_splicer().block if spliced else lambda rs: _lines(list(map(encode, rs)))
@@ -109,7 +109,7 @@ class _Flat:
         self._names = query.stream_names
         self._prefix = self._formatter.prefix + b'"ts":'
         self._topics = [i.topic.encode() for i in query.inputs]
-        self._select = query.select is not None
+        self._select = query.projects
 
     def piece(self, input: int, offset: int, record: Mapping[str, Any]) -> object:
         fragment = b"%s:0:%d" % (self._topics[input], offset)

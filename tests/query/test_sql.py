@@ -94,7 +94,7 @@ def test_null_literals_and_dotted_strings_go_to_the_filter() -> None:
         ("SELECT * FROM orders o JOIN pay p ON o.id = p.id SHED MEMORY 0 POLICY simp", "MEMORY must be", 61),
         ("SELECT * FROM orders o JOIN pay p ON o.id = p.id GROUP BY o.id", "not supported", 58),
         ("SELECT * FROM orders o JOIN orders p ON o.id = p.id", "appears twice", 28),
-        ("SELECT o.* FROM orders o JOIN pay p ON o.id = p.id", "s.* is not supported yet", 7),
+        ("SELECT x.* FROM orders o JOIN pay p ON o.id = p.id", "unknown stream or alias 'x'", 7),
     ],
 )
 def test_errors_name_the_problem_and_its_position(text: str, message: str, position: int) -> None:

@@ -102,7 +102,7 @@ class GroupRunner:
         # The output record, byte for byte as the live joiner writes it: without `select`, each
         # component is spliced in as the raw bytes it arrived as (`ResultFormatter.splicer`, as the
         # joiner does).
-        self._splice = self.query.select is None
+        self._splice = not self.query.projects
         self._spliced_record = self._formatter.splicer()  # reads `Entry.extra`, set on `add`
 
     @property

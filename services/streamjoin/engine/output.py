@@ -13,6 +13,7 @@ import orjson
 from streamjoin.engine.entry import Entry
 from streamjoin.engine.splice import BatchSplicer, Piece, ts_text
 from streamjoin.query.model import QueryDef
+from streamjoin.query.projection import Projection
 from streamjoin.shedding.entry import EntryFactory
 
 __all__ = ["Piece", "ResultFormatter", "encode_json", "flatten", "json_key"]
@@ -50,12 +51,18 @@ def encode_json(value: Any) -> bytes:
 
 
 def flatten(value: Mapping[str, Any]) -> dict[str, Any]:
-    """Return the flat row of an output record: `query`, `ts`, `id`, then `<stream>_<field>`.
+    """Return the flat row of an output record: `query`, `ts`, `id`, then `<stream>_<field>` (or,
+    for a query with a select list of columns, its `row`'s columns).
 
     >>> flatten({"query": "q", "ts": 5, "tuples": {"o": {"id": 1}, "p": {"id": 1, "total": 2.5}}, "id": "x"})
     {'query': 'q', 'ts': 5, 'id': 'x', 'o_id': 1, 'p_id': 1, 'p_total': 2.5}
+    >>> flatten({"query": "q", "ts": 5, "row": {"gross": 12.0}, "id": "x"})
+    {'query': 'q', 'ts': 5, 'id': 'x', 'gross': 12.0}
     """
     flat = {"query": value["query"], "ts": value["ts"], "id": value["id"]}
+    if "row" in value:
+        flat.update(value["row"])
+        return flat
     for stream, record in value["tuples"].items():
         for k, v in record.items():
             flat[f"{stream}_{k}"] = v
@@ -82,6 +89,7 @@ class ResultFormatter:
         self._head = self.prefix + b'"ts":'
         # Shedding: every output record carries its importance, combined over its members.
         self._importance = EntryFactory(query) if query.shedding is not None else None
+        self._projection = Projection(query.columns, self._names) if query.columns is not None else None
         self._select: dict[int, list[str]] | None = None
         if query.select is not None:
             self._select = {}
@@ -213,7 +221,10 @@ class ResultFormatter:
         return json_key(result[index].record.get(field))
 
     def value(self, result: Sequence[Entry]) -> dict[str, Any]:
-        """Return the output record `{"query", "ts", "tuples", "id"}` (and `"importance"` when shedding)."""
+        """Return the output record `{"query", "ts", "tuples", "id"}` (and `"importance"` when shedding);
+        `{"query", "ts", "row", "id"}` for a query with `columns`."""
+        if self._projection is not None:
+            return self._row(self._projection, result)
         if self._select is None:
             tuples = {self._names[e.input]: e.record for e in result}
         else:
@@ -225,6 +236,18 @@ class ResultFormatter:
             "query": self.query.name,
             "ts": max(e.ts for e in result),
             "tuples": tuples,
+            "id": self.result_id(result),
+        }
+        if self._importance is not None:
+            value["importance"] = self.importance(result)
+        return value
+
+    def _row(self, projection: Projection, result: Sequence[Entry]) -> dict[str, Any]:
+        """Return the output record of a query with `columns`: its row instead of `tuples`."""
+        value = {
+            "query": self.query.name,
+            "ts": max(e.ts for e in result),
+            "row": projection.row([e.record for e in result]),
             "id": self.result_id(result),
         }
         if self._importance is not None:

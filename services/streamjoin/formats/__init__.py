@@ -4,7 +4,7 @@ docs/formats.md is the reference. `fastavro` is imported here and nowhere else.
 """
 
 from streamjoin.formats.avro import AvroReader, AvroWriter, check_avro_schema, strip_logical_types
-from streamjoin.formats.derive import SchemaDerivationError, avro_fields, result_schema
+from streamjoin.formats.derive import SchemaDerivationError, avro_fields, columns_schema, result_schema
 from streamjoin.formats.wire import WireFormatError, frame, unframe
 
 __all__ = [
@@ -14,6 +14,7 @@ __all__ = [
     "WireFormatError",
     "avro_fields",
     "check_avro_schema",
+    "columns_schema",
     "frame",
     "result_schema",
     "strip_logical_types",

@@ -13,7 +13,10 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["SchemaDerivationError", "avro_fields", "result_schema"]
+from streamjoin.query.columns import Column, Item, Star, check_types
+from streamjoin.query.expr import Ref
+
+__all__ = ["SchemaDerivationError", "avro_fields", "columns_schema", "result_schema"]
 
 _AVRO_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _JSON_TYPES = {"integer": "long", "number": "double", "string": "string", "boolean": "boolean"}
@@ -100,6 +103,68 @@ def result_schema(
         if field not in declared[stream]:
             raise SchemaDerivationError(f"{stream}.{field}: not a field of stream {stream!r}'s schema")
         fields.append({"name": name, "type": _nullable(declared[stream][field]), "default": None})
+    record = re.sub(r"[^A-Za-z0-9_]", "_", query)
+    if not _AVRO_NAME.match(record):
+        record = f"q_{record}"
+    return {"type": "record", "name": f"{record}_result", "namespace": "streamjoin", "fields": fields}
+
+
+_STATIC_TYPES: Mapping[str, Any] = {
+    "number": ["null", "long", "double"],
+    "string": ["null", "string"],
+    "bool": ["null", "boolean"],
+    "null": "null",
+    "any": ["null", "boolean", "long", "double", "string"],
+}
+
+
+def columns_schema(
+    query: str, schemas: Mapping[str, Mapping[str, Any] | None], columns: Sequence[Item]
+) -> dict[str, Any]:
+    """Return the Avro record schema of the rows of query `query`, whose select list is `columns`.
+
+    `query`, `ts`, `id`, then each column: `s.*` gives every field `s`'s schema declares, as
+    `<stream>_<field>` with its type; a one-level field path its field's declared type; any other
+    expression the type its operator returns (a number `["null", "long", "double"]`, a string, a
+    boolean), or when that is only known at run time, a union of every JSON scalar type.
+
+    >>> from streamjoin.query.columns import Column, Star
+    >>> from streamjoin.query.expr import Call, Lit, Ref
+    >>> s = columns_schema("q", {"o": {"properties": {"id": {"type": "integer"}}}},
+    ...     [Star("o"), Column("gross", Call("*", (Ref("o", ("amount",)), Lit(1.2))))])
+    >>> [(f["name"], f["type"]) for f in s["fields"]][3:]
+    [('o_id', ['null', 'long']), ('gross', ['null', 'long', 'double'])]
+
+    Raises:
+        SchemaDerivationError: a stream without a schema where one is needed, an unknown field, or a
+            name that is not a valid Avro name.
+    """
+    explicit = {c.name for c in columns if isinstance(c, Column)}
+    fields: list[dict[str, Any]] = [
+        {"name": "query", "type": "string"},
+        {"name": "ts", "type": ["long", "double"]},
+        {"name": "id", "type": "string"},
+    ]
+    for item in columns:
+        if isinstance(item, Star):
+            typed = {
+                f"{item.stream}_{k}": t for k, t in _declared(item.stream, schemas.get(item.stream)).items()
+            }
+            typed = {k: t for k, t in typed.items() if k not in explicit}
+        elif isinstance(item.expr, Ref) and len(item.expr.path) == 1:
+            stream, field = item.expr.stream, item.expr.path[0]
+            declared = _declared(stream, schemas.get(stream))
+            if field not in declared:
+                raise SchemaDerivationError(f"{stream}.{field}: not a field of stream {stream!r}'s schema")
+            typed = {item.name: declared[field]}
+        else:
+            typed = {item.name: _STATIC_TYPES[check_types(item.expr, item.name)]}
+        for name, avro_type in typed.items():
+            if not _AVRO_NAME.match(name):
+                raise SchemaDerivationError(
+                    f"column {name!r} is not a valid Avro field name: name it with AS"
+                )
+            fields.append({"name": name, "type": _nullable(avro_type), "default": None})
     record = re.sub(r"[^A-Za-z0-9_]", "_", query)
     if not _AVRO_NAME.match(record):
         record = f"q_{record}"

@@ -95,7 +95,7 @@ class BatchBuilder:
         """The reader of the re-keyed inputs' internal topics (None: every input is read directly)."""
         key_ref = query.first_join_field
         self._key_input = query.input_index(key_ref.stream) if key_ref is not None else None
-        self._splice = query.select is None
+        self._splice = not query.projects
         # Every entry's `extra` is its `ResultFormatter.piece`: raw bytes, spliced pieces, output key.
         self._spliced_records = self._formatter.batch_splicer().records
         self._has_rows = any(not isinstance(i.window, RangeWindow) for i in query.inputs)

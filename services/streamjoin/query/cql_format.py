@@ -76,14 +76,16 @@ def _window(window: Mapping[str, Any]) -> str:
 def format_cql(query: Mapping[str, Any]) -> str:
     """Return the CQL text of a query JSON's inputs, within, where, select and shedding (the rest has no CQL).
 
-    Raises ValueError for a query with a `filter`: CQL has no OR, arithmetic or functions.
+    Raises ValueError for a query with a `filter` or `columns`: CQL has no OR, arithmetic, functions or AS.
 
     >>> format_cql({"inputs": [{"stream": "a", "window": {"range": 5, "strict": True}}, {"stream": "b"}],
     ...     "within": [["a", "b", 3]], "where": [["a.k", "=", "b.k"]]})
     'SELECT * FROM a [RANGE 5 STRICT], b WITHIN (a, b) 3 WHERE a.k = b.k'
     """
-    if query.get("filter") is not None:
-        raise ValueError("a query with a filter expression has no CQL form (write it in SQL)")
+    if query.get("filter") is not None or query.get("columns") is not None:
+        raise ValueError(
+            "a query with a filter expression or select columns has no CQL form (write it in SQL)"
+        )
     inputs: Sequence[Mapping[str, Any]] = query["inputs"]
     streams = frozenset(str(i["stream"]) for i in inputs)
     select = query.get("select")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from streamjoin.query.columns import dump_columns
 from streamjoin.query.expr import dump_expr
 from streamjoin.query.model import FieldRef, ModeDef, Operand, QueryDef, RangeWindow, WindowDef
 from streamjoin.query.output import dump_output
@@ -73,6 +74,8 @@ def dump_query(query: QueryDef) -> dict[str, Any]:
         out["shedding"] = dump_shedding(query.shedding)
     if query.filter is not None:  # written only when given, like `within`
         out["filter"] = dump_expr(query.filter)
+    if query.columns is not None:  # written only when given, like `filter`
+        out["columns"] = dump_columns(query.columns)
     return out
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
+from streamjoin.query.columns import Item
 from streamjoin.query.expr import Expr
 from streamjoin.query.shedding import SheddingDef
 
@@ -178,6 +179,13 @@ class QueryDef:
     """The output records' shape (docs/formats.md): the envelope, flat rows, or flat rows in Avro."""
     output_schema: str | None = None
     """The Avro schema of the output rows (canonical JSON text) when `output_format` is `avro`."""
+    columns: tuple[Item, ...] | None = None
+    """The select list as a projection (`streamjoin.query.columns`): results are rows of these columns."""
+
+    @property
+    def projects(self) -> bool:
+        """Return True when output records are not the joined records whole (`select` or `columns`)."""
+        return self.select is not None or self.columns is not None
 
     @property
     def stream_names(self) -> tuple[str, ...]:

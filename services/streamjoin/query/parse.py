@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal, TypeGuard, cast
 
 from streamjoin.query.bounds import unbounded_input
+from streamjoin.query.columns import parse_columns
 from streamjoin.query.errors import QueryError
 from streamjoin.query.expr import parse_expr
 from streamjoin.query.graph import validate_join_graph
@@ -65,6 +66,7 @@ _TOP_LEVEL: frozenset[str] = frozenset(
         "within",
         "shedding",
         "filter",
+        "columns",
     }
 )
 
@@ -354,6 +356,7 @@ def parse_definition(raw: object) -> QueryDef:
         filter=None if spec.get("filter") is None else parse_expr(spec["filter"], streams, "filter"),
         output_format=output_format,
         output_schema=output_schema,
+        columns=parse_columns(spec.get("columns"), streams, select=spec.get("select")),
     )
 
 

@@ -14,6 +14,7 @@ from sqlglot import exp
 from streamjoin.query.cql import CqlStream
 from streamjoin.query.cql_lex import CqlError
 from streamjoin.query.expr import Call, Expr, Lit, Ref, dump_expr
+from streamjoin.query.sql_select import select_list
 
 __all__ = ["SqlTerms"]
 
@@ -82,7 +83,8 @@ class SqlTerms:
             raise self.fail(tree, "expected SELECT ... FROM ...")
         extra = sorted(k for k, v in tree.args.items() if v and k not in _SELECT_ARGS)
         if extra:
-            raise self.fail(tree.args[extra[0]], f"not supported in a continuous join: {extra[0].upper()}")
+            clause = extra[0].upper() + (" BY" if extra[0] in ("group", "order") else "")
+            raise self.fail(tree.args[extra[0]], f"not supported in a continuous join: {clause}")
         source = tree.args.get("from_") or tree.args.get("from")
         if source is None:
             raise self.fail(tree, "expected FROM")
@@ -105,9 +107,7 @@ class SqlTerms:
         out: dict[str, Any] = {"inputs": inputs, "where": where}
         if terms:
             out["filter"] = dump_expr(terms[0] if len(terms) == 1 else Call("and", tuple(terms)))
-        select = self.select(tree.expressions)
-        if select is not None:
-            out["select"] = select
+        out |= select_list(tree.expressions, self.expr, self.alias, self.fail)
         if clauses.within is not None:
             out["within"] = clauses.read("within", clauses.within, names)
         if clauses.shed is not None:
@@ -133,24 +133,6 @@ class SqlTerms:
         if span is not None:
             entry["window"] = clauses.read("window", span, [])
         return entry
-
-    # -- select ---------------------------------------------------------------------------------------
-    def select(self, items: list[exp.Expr]) -> list[str] | None:
-        if len(items) == 1 and isinstance(items[0], exp.Star):
-            return None
-        refs: list[str] = []
-        for item in items:
-            if isinstance(item, exp.Column) and isinstance(item.this, exp.Star):
-                raise self.fail(
-                    item, "s.* is not supported yet in the select list: use * or stream.field columns"
-                )
-            value = self.expr(item)
-            if not isinstance(value, Ref) or len(value.path) != 1:
-                raise self.fail(
-                    item, "the select list takes * or stream.field columns (expressions and aliases not yet)"
-                )
-            refs.append(str(value))
-        return refs
 
     # -- conditions -----------------------------------------------------------------------------------
     def conditions(self, nodes: list[exp.Expr]) -> tuple[list[list[Any]], list[Expr]]:
@@ -236,6 +218,12 @@ class SqlTerms:
             return Call(name, args)
         if isinstance(node, exp.Coalesce):
             return Call("coalesce", (self.expr(node.this), *(self.expr(v) for v in node.expressions)))
+        if isinstance(node, exp.AggFunc):
+            raise self.fail(
+                node,
+                f"aggregate function {node.sql_name().lower()!r} is not supported: a continuous join "
+                "emits one row per result (no aggregates, no GROUP BY)",
+            )
         if isinstance(node, exp.Func):
             name = node.sql_name() if not isinstance(node, exp.Anonymous) else str(node.this)
             known = "abs, lower, upper, length, round, floor, ceil, coalesce"

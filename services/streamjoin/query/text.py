@@ -21,7 +21,7 @@ from streamjoin.query.sql import parse_sql
 
 __all__ = ["expand_text", "streams_from_json"]
 
-_TEXT_REPLACES = ("inputs", "where", "select", "within", "filter", "shedding")
+_TEXT_REPLACES = ("inputs", "where", "select", "within", "filter", "shedding", "columns")
 
 
 def streams_from_json(raw: object) -> dict[str, Stream]:

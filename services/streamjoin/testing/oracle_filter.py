@@ -14,7 +14,7 @@ from typing import Any
 
 from streamjoin.query.expr import Call, Expr, Lit, Ref
 
-__all__ = ["filter_holds"]
+__all__ = ["evaluate", "filter_holds"]
 
 
 def _num(v: Any) -> bool:
@@ -99,6 +99,11 @@ def _eval(e: Expr, records: Mapping[str, Mapping[str, Any]]) -> Any:
         "floor": lambda: math.floor(a),
         "ceil": lambda: math.ceil(a),
     }[op]()
+
+
+def evaluate(expr: Expr, records: Mapping[str, Mapping[str, Any]]) -> Any:
+    """Return the value of `expr` for a result whose records are given by input name."""
+    return _eval(expr, records)
 
 
 def filter_holds(expr: Expr, records: Mapping[str, Mapping[str, Any]]) -> bool:

@@ -135,11 +135,16 @@ class QueryCreate(BaseModel):
     sql: StrictStr | None = Field(
         default=None,
         description="SQL text (JOIN ... ON, aliases, OR, arithmetic, ...) with CQL's window clauses; "
-        "replaces inputs, where, filter, select, within and shedding.",
+        "replaces inputs, where, filter, select, columns, within and shedding.",
     )
     inputs: list[InputSpec] | None = None
     where: list[list[Scalar]] | None = Field(default=None, description='`[["a.src", "=", "b.src"], ...]`')
     select: list[StrictStr] | None = None
+    columns: list[Any] | None = Field(
+        default=None,
+        description='The select list as rows: `[{"name": "gross", "expr": {"op": "*", "args": '
+        '[{"ref": ["o", "amount"]}, 1.2]}}, {"star": "p"}]`.',
+    )
     filter: Any = Field(
         default=None, description='The filter expression: `{"op": ">", "args": [{"ref": ["a", "n"]}, 1]}`.'
     )

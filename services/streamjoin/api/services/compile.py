@@ -16,6 +16,7 @@ from typing import Any
 from streamjoin.api.services.output_schema import derive_output_schema
 from streamjoin.api.services.streams import schema_fields
 from streamjoin.query import FieldRef, QueryDef, QueryError, RowsWindow, parse_query
+from streamjoin.query.columns import Column
 from streamjoin.query.cql import parse_cql
 from streamjoin.query.expr import refs_of
 from streamjoin.query.sql import parse_sql
@@ -24,7 +25,7 @@ from streamjoin.registry import StreamRecord
 __all__ = ["Compiled", "compile_query"]
 
 _CQL_REPLACES = ("inputs", "where", "select", "within")
-_SQL_REPLACES = (*_CQL_REPLACES, "filter", "shedding")
+_SQL_REPLACES = (*_CQL_REPLACES, "filter", "shedding", "columns")
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +142,9 @@ def _check_fields(query: QueryDef, spec: Mapping[str, Any], streams: Mapping[str
         _check_field(ref, f"select[{i}]", streams)
     for path in refs_of(query.filter) if query.filter is not None else ():
         _check_field(FieldRef(path.stream, path.path[0]), "filter", streams)
+    for i, column in enumerate(query.columns or ()):
+        for path in refs_of(column.expr) if isinstance(column, Column) else ():
+            _check_field(FieldRef(path.stream, path.path[0]), f"columns[{i}]", streams)
 
 
 def _check_topics(query: QueryDef) -> None:

@@ -6,8 +6,9 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
-from streamjoin.formats import SchemaDerivationError, check_avro_schema, result_schema
+from streamjoin.formats import SchemaDerivationError, check_avro_schema, columns_schema, result_schema
 from streamjoin.query import QueryError
+from streamjoin.query.columns import parse_columns
 from streamjoin.registry import StreamRecord
 from streamjoin.schema_registry import SchemaRegistry, SchemaRegistryError, subject_of
 
@@ -59,6 +60,14 @@ def derive_output_schema(
                 raise QueryError("output.schema", str(exc)) from None
         return
     names = [i["stream"] for i in inputs if isinstance(i, Mapping) and i.get("stream") in streams]
+    if spec.get("columns") is not None:
+        columns = parse_columns(spec["columns"], frozenset(names), select=spec.get("select")) or ()
+        schemas = {n: streams[n].schema or registry_schemas.get(n) for n in names}
+        try:
+            spec["output"] = {**output, "schema": columns_schema(str(spec.get("name")), schemas, columns)}
+        except SchemaDerivationError as exc:
+            raise QueryError("output.schema", str(exc)) from None
+        return
     select = spec.get("select")
     pairs: list[tuple[str, str]] | None = None
     if isinstance(select, list):
