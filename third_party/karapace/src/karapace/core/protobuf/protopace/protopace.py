@@ -15,13 +15,13 @@ spec = importlib.util.find_spec("protopacelib")
 
 
 class _MissingProtopace:
-    """Stands in for the Go library `protopacelib` when it is not built (streamjoin's vendored copy:
-    Avro and JSON Schema work; any Protobuf operation raises instead of the whole registry failing to
-    import)."""
+    """Stands in for the Go library `protopacelib` when it is not built (streamjoin's vendored copy):
+    calling it raises, which only `use_protobuf_formatter` does, instead of the whole registry failing
+    to import."""
 
     def __getattr__(self, name):
         def missing(*args, **kwargs):
-            raise FileNotFoundError("Unable to find protopace shared library (Protobuf schemas are not supported)")
+            raise FileNotFoundError("Unable to find protopace shared library (use_protobuf_formatter needs it)")
 
         return missing
 
