@@ -96,10 +96,20 @@ install_package() {
     echo "$want" >"$stamp"
 }
 
+# The tests' schema registry: the vendored Karapace's own venv (third_party/karapace/README.md), built
+# when missing or when its requirements changed. A failure only warns: the registry fixture then skips
+# the tests that need it, saying why, or fails them in CI.
+ensure_schema_registry() {
+    if ! "$VENV/bin/python" -m streamjoin.dev.karapace_venv >/dev/null; then
+        printf '%swarning: the schema registry venv could not be built (see above)%s\n' "$_RED" "$_RESET" >&2
+    fi
+}
+
 # setup EXTRAS: everything the demo or the tests need, installed when missing.
 setup() {
     cd "$REPO_ROOT"
     ensure_system_packages
     ensure_venv
     install_package "$1"
+    if [[ ",$1," == *,dev,* ]]; then ensure_schema_registry; fi
 }

@@ -10,6 +10,7 @@ Fixtures (one stack per test session, i.e. per xdist worker, so parallel runs ne
   `redis+cluster://127.0.0.1:PORT`; `redis_cluster_nodes`: its `EmbeddedRedisCluster` (kill a node).
 - `any_redis`: parametrized: the embedded Redis URL, then the cluster's (tests run on both).
 - `make_topic`: a factory creating a fresh, uniquely named topic: `make_topic("orders", partitions=4)`.
+- `schema_registry`: the URL of a real schema registry (the vendored Karapace) on the broker.
 
 Tests using any of them are marked `integration` automatically. The stack is stopped at the end of the
 session, also when a test fails, on Ctrl-C and on SIGTERM; nothing is left running.
@@ -17,6 +18,7 @@ session, also when a test fails, on Ctrl-C and on SIGTERM; nothing is left runni
 
 from __future__ import annotations
 
+import os
 import signal
 import threading
 import uuid
@@ -27,7 +29,13 @@ from types import FrameType, MappingProxyType
 import pytest
 
 from streamjoin.dev.redis_cluster import EmbeddedRedisCluster
-from streamjoin.dev.schema_registry import KARAPACE_PYTHON_ENV, EmbeddedSchemaRegistry, find_karapace
+from streamjoin.dev.schema_registry import (
+    KARAPACE_PYTHON_ENV,
+    EmbeddedSchemaRegistry,
+    KarapaceRuntime,
+    KarapaceUnavailableError,
+    find_karapace,
+)
 from streamjoin.dev.stack import EmbeddedStack
 from streamjoin.topics import TopicCatalog, TopicSpec, create_topics, load_catalog
 
@@ -97,14 +105,22 @@ def embedded_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Embedde
         yield stack
 
 
+def _karapace_or_skip() -> KarapaceRuntime:
+    """How to run the registry; skips the test saying why it cannot run, or fails it in CI."""
+    try:
+        return find_karapace()
+    except KarapaceUnavailableError as error:
+        reason = f"no schema registry to run (docs/formats.md; ${KARAPACE_PYTHON_ENV} overrides): {error}"
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(reason, pytrace=False)
+    pytest.skip(reason)
+
+
 @pytest.fixture(scope="session")
 def schema_registry(embedded_stack: EmbeddedStack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A real schema registry (Karapace) on the embedded broker: its URL. Skipped without
-    `$STREAMJOIN_KARAPACE_PYTHON` (streamjoin.dev.schema_registry says why)."""
-    python = find_karapace()
-    if python is None:
-        pytest.skip(f"no schema registry to run: set ${KARAPACE_PYTHON_ENV} (docs/formats.md)")
-    registry = EmbeddedSchemaRegistry(python)
+    """A real schema registry (Karapace, vendored; its venv built on first use) on the embedded broker:
+    its URL. Where it cannot run, skipped with the reason, except in CI (`CI=true`), where that fails."""
+    registry = EmbeddedSchemaRegistry(_karapace_or_skip())
     try:
         registry.start(tmp_path_factory.mktemp("schema-registry"), embedded_stack.bootstrap)
         assert registry.url is not None

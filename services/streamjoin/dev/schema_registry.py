@@ -1,8 +1,8 @@
 """A real schema registry for the live tests: Karapace (Confluent-compatible REST), on the broker.
 
-Karapace is not on the package registries this project installs from, so nothing installs it:
-`$STREAMJOIN_KARAPACE_PYTHON` names a Python that can `import karapace` (built from its source),
-and the fixture that needs it is skipped without one (docs/formats.md, "Testing").
+Karapace is not on PyPI, so the repository vendors its source (third_party/karapace) and runs it
+from a venv of its own, built on demand (streamjoin.dev.karapace_venv). `$STREAMJOIN_KARAPACE_PYTHON`
+overrides that: a Python that can `import karapace` itself (docs/formats.md, "Testing").
 """
 
 from __future__ import annotations
@@ -13,18 +13,31 @@ import urllib.request
 from collections.abc import Mapping
 from pathlib import Path
 
+from streamjoin.dev.karapace_venv import KarapaceRuntime, KarapaceUnavailableError, ensure_karapace_venv
 from streamjoin.dev.ports import LOOPBACK, port_accepts
 from streamjoin.dev.process import ProcessService, start_on_free_port
 
-__all__ = ["KARAPACE_PYTHON_ENV", "EmbeddedSchemaRegistry", "find_karapace"]
+__all__ = [
+    "KARAPACE_PYTHON_ENV",
+    "EmbeddedSchemaRegistry",
+    "KarapaceRuntime",
+    "KarapaceUnavailableError",
+    "find_karapace",
+]
 
 KARAPACE_PYTHON_ENV = "STREAMJOIN_KARAPACE_PYTHON"
 
 
-def find_karapace() -> str | None:
-    """Return the Python that runs Karapace (`$STREAMJOIN_KARAPACE_PYTHON`), None when not set."""
+def find_karapace() -> KarapaceRuntime:
+    """Return how to run Karapace: `$STREAMJOIN_KARAPACE_PYTHON` (its own `karapace`) when set,
+    else the vendored copy in its venv, built if missing. Raises KarapaceUnavailableError saying why
+    neither can run."""
     python = os.environ.get(KARAPACE_PYTHON_ENV)
-    return python if python and os.access(python, os.X_OK) else None
+    if python:
+        if not os.access(python, os.X_OK):
+            raise KarapaceUnavailableError(f"${KARAPACE_PYTHON_ENV}={python} is not an executable")
+        return KarapaceRuntime(python=Path(python), source=None)
+    return ensure_karapace_venv()
 
 
 class _WriteProbe:
@@ -53,10 +66,10 @@ class EmbeddedSchemaRegistry(ProcessService):
 
     name = "schema-registry"
 
-    def __init__(self, python: str, *, ready_timeout_ms: int = 60_000) -> None:
-        """Describe the registry run by `python`; nothing runs until `start`."""
+    def __init__(self, runtime: KarapaceRuntime, *, ready_timeout_ms: int = 60_000) -> None:
+        """Describe the registry run by `runtime`; nothing runs until `start`."""
         super().__init__(ready_timeout_ms=ready_timeout_ms)
-        self._python = python
+        self._runtime = runtime
 
     @property
     def url(self) -> str | None:
@@ -69,7 +82,10 @@ class EmbeddedSchemaRegistry(ProcessService):
 
     def start(self, workdir: Path, bootstrap: str) -> None:
         """Start Karapace against the broker at `bootstrap`; wait until it accepts a registration."""
-        base = {k: v for k, v in os.environ.items() if not k.startswith("KARAPACE_")}
+        # Neither our KARAPACE_* settings nor our PYTHONPATH (streamjoin's code) reach its process.
+        base = {k: v for k, v in os.environ.items() if not k.startswith("KARAPACE_") and k != "PYTHONPATH"}
+        if self._runtime.source is not None:
+            base["PYTHONPATH"] = os.fspath(self._runtime.source)
 
         def argv(port: int) -> list[str]:
             # Karapace reads its settings from the environment; `env` sets them per attempt's port.
@@ -83,7 +99,8 @@ class EmbeddedSchemaRegistry(ProcessService):
                 "KARAPACE_COMPATIBILITY": "BACKWARD",
                 "KARAPACE_LOG_LEVEL": "WARNING",
             }
-            return ["env", *(f"{k}={v}" for k, v in settings.items()), self._python, "-m", "karapace"]
+            python = os.fspath(self._runtime.python)
+            return ["env", *(f"{k}={v}" for k, v in settings.items()), python, "-m", "karapace"]
 
         self._process, self.port, self.ready_ms = start_on_free_port(
             self.name,
