@@ -91,7 +91,9 @@ def _settled(events: list[tuple[float, str, str]], members: int, since: float) -
 
 def main(argv: list[str] | None = None) -> int:
     """Run the reproduction; exit 1 if the group did not settle within `--wait` seconds."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--gap", type=float, default=4.0, help="seconds between the kills")
     parser.add_argument("--members", type=int, default=3)
     parser.add_argument("--kills", type=int, default=3)
