@@ -13,6 +13,7 @@ long the group took to settle after the last kill.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import subprocess
@@ -33,7 +34,8 @@ from aiokafka import AIOKafkaConsumer
 from aiokafka.abc import ConsumerRebalanceListener
 
 logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", stream=sys.stderr)
-bootstrap, group, topics, name, rebalance_ms = sys.argv[1], sys.argv[2], sys.argv[3].split(","), sys.argv[4], int(sys.argv[5])
+bootstrap, group, topics, name = sys.argv[1], sys.argv[2], sys.argv[3].split(","), sys.argv[4]
+rebalance_ms = int(sys.argv[5])
 
 class Listener(ConsumerRebalanceListener):
     def __init__(self, consumer): self.c = consumer
@@ -149,10 +151,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     finally:
         for proc in procs:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
             proc.wait()
         broker.stop()
 
