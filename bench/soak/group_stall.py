@@ -4,10 +4,11 @@
 
 Starts the embedded broker, `--members` processes each running one `AIOKafkaConsumer` of one group
 (session timeout 6 s, heartbeat 2 s, rebalance timeout 60 s, like the joiner's workers) subscribed
-to 6 topics of 6 partitions; SIGKILLs member 0, 1, 2, ... `--gap` seconds apart, each restarted a
-second later, then waits until every live member holds an assignment of the same generation and all
-36 partitions are assigned, and prints the timeline (each member's joins and assignments) and how
-long the group took to settle after the last kill.
+to 6 topics of 6 partitions; optionally freezes the broker (SIGSTOP) for `--freeze-s` seconds;
+SIGKILLs member 0, 1, 2, ... `--gap` seconds apart, each restarted a second later; then waits until
+every live member holds an assignment of the same generation and all 36 partitions are assigned,
+and prints the timeline (each member's joins and assignments) and how long the group took to
+settle after the last kill.
 """
 
 from __future__ import annotations
@@ -100,6 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--members", type=int, default=3)
     parser.add_argument("--kills", type=int, default=3)
     parser.add_argument("--rebalance-ms", type=int, default=60_000)
+    parser.add_argument("--freeze-s", type=float, default=0.0, help="SIGSTOP the broker this long first")
     parser.add_argument("--wait", type=float, default=150.0, help="give up after this long")
     args = parser.parse_args(argv)
 
@@ -127,6 +129,12 @@ def main(argv: list[str] | None = None) -> int:
             time.sleep(0.5)
         print(f"settled before the kills: {_settled(_state(logs), args.members, 0) is not None}")
         last_kill = time.time()
+        if args.freeze_s > 0 and broker.process is not None and broker.process.pid is not None:
+            os.kill(broker.process.pid, signal.SIGSTOP)
+            print(f"{time.time():.2f} broker frozen for {args.freeze_s:g} s", flush=True)
+            time.sleep(args.freeze_s)
+            os.kill(broker.process.pid, signal.SIGCONT)
+            time.sleep(max(0.0, args.gap - 1.0))
         for k in range(args.kills):
             i = k % args.members
             os.killpg(procs[i].pid, signal.SIGKILL)
