@@ -61,7 +61,9 @@ class Cluster:
         self.broker.start(self.workdir)
         self.redis.start()
         create_topics(self.bootstrap, load_catalog())
-        self._watermarks = Consumer({"bootstrap.servers": self.bootstrap, "group.id": "soak-watermarks"})
+        self._watermarks = Consumer(
+            {"bootstrap.servers": self.bootstrap, "group.id": "soak-watermarks", "log_level": 3}
+        )
 
     def create_topics(self, names: Sequence[str], partitions: int, config: Mapping[str, str]) -> None:
         """Create `names` with `partitions` partitions each."""
