@@ -247,7 +247,7 @@ class _Run:
             deadline = drain_start + s.drain_timeout_s
             if s.budget_s is not None:  # leave the comparison its time
                 deadline = min(deadline, self.began + s.budget_s - COMPARE_RESERVE_S)
-            want = {(self.topics[STREAMS[s]], p): n for (s, p), n in self.ledger.next_offset.items()}
+            want = {(self.topics[STREAMS[i]], p): n for (i, p), n in self.ledger.next_offset.items()}
             drained = await drain(self.cluster, self.topics, want, spec.partitions,
                                   deadline=deadline, stall_s=s.drain_stall_s)  # fmt: skip
             self.behind, drain_s = drained.behind, time.monotonic() - drain_start
