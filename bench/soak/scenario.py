@@ -102,6 +102,9 @@ class Report:
     oracle_s: float
     compare_s: float
     """The oracle, reading the output and dead-letter topics, and the comparison."""
+    duplicates: list[dict[str, Any]] = field(default_factory=list)
+    """Up to 20 results received twice: where the first and the second copy landed (partition,
+    offset) and the second copy's headers."""
 
     def as_json(self) -> dict[str, Any]:
         """Return the report as JSON-ready data."""
@@ -119,6 +122,7 @@ class Report:
             "compare_s": round(self.compare_s, 1),
             "verdict": self.verdict.as_json(),
             "lag": [[round(t, 1), lag] for t, lag in self.lag],
+            "duplicates": self.duplicates,
         }
 
 
@@ -302,17 +306,30 @@ class _Run:
         oracle_s = time.monotonic() - began
         bootstrap = self.cluster.bootstrap
         got: Counter[str] = Counter()
-        await _read(bootstrap, self.output, sum(expected.results.values()),
-                    lambda _h, v: got.update((result_id(v),)))  # fmt: skip
+        first: dict[str, tuple[int, int]] = {}
+        copies: list[dict[str, Any]] = []
+
+        def take(headers: dict[str, bytes], value: bytes, at: tuple[int, int]) -> None:
+            rid = result_id(value)
+            got[rid] += 1
+            if rid not in first:
+                first[rid] = at
+            elif len(copies) < 20:  # where a duplicate landed, for the diagnosis
+                shown = {k: v.decode(errors="replace") for k, v in headers.items()}
+                copies.append({"result": rid[:80], "first_at": list(first[rid]), "again_at": list(at),
+                               "headers": shown})  # fmt: skip
+
+        await _read(bootstrap, self.output, sum(expected.results.values()), take)
         letters: list[tuple[dict[str, bytes], bytes]] = []
         await _read(bootstrap, self.dead, len(self.ledger.poison) + sum(expected.oversized.values()),
-                    lambda h, v: letters.append((h, v)))  # fmt: skip
+                    lambda h, v, _at: letters.append((h, v)))  # fmt: skip
         dead = check_dead_letters(self.ledger, self.topics, letters, expected.oversized)
         return Report(
             scenario=self.scenario.name, rate=self.scenario.rate, duration_s=self.scenario.duration_s,
             produced=self.ledger.produced, poison=len(self.ledger.poison), padded=len(self.ledger.padded),
             faults=self.faults, lag=self.lag, verdict=verdict(expected, got, dead),
             drain_s=drain_s, not_drained=self.behind, oracle_s=oracle_s, compare_s=time.monotonic() - began,
+            duplicates=copies,
         )  # fmt: skip
 
 
@@ -320,11 +337,12 @@ async def _read(
     bootstrap: str,
     topic: str,
     want: int,
-    take: Callable[[dict[str, bytes], bytes], None],
+    take: Callable[[dict[str, bytes], bytes, tuple[int, int]], None],
     quiet_s: float = 3.0,
 ) -> None:
     """Read `topic` from the start until `want` records arrived and nothing more came for `quiet_s`
-    (or 60 s without a new record, or a deadline); hand each record's headers and value to `take`."""
+    (or 60 s without a new record, or a deadline); hand each record's headers, value and (partition,
+    offset) to `take`."""
     consumer = AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=None,
                                 auto_offset_reset="earliest", enable_auto_commit=False)  # fmt: skip
     await consumer.start()
@@ -337,7 +355,7 @@ async def _read(
             batch = await consumer.getmany(timeout_ms=200, max_records=20_000)
             for msgs in batch.values():
                 for m in msgs:
-                    take({k: bytes(v) for k, v in m.headers}, m.value or b"")
+                    take({k: bytes(v) for k, v in m.headers}, m.value or b"", (m.partition, m.offset))
                 count += len(msgs)
                 last_new = time.monotonic()
     finally:

@@ -38,7 +38,10 @@ def _check(report: Report) -> None:
     v = report.verdict
     assert not report.not_drained, f"inputs not committed in time: {report.not_drained}\n{v.summary()}"
     assert v.expected > 2_000, f"too few results to prove anything: {v.expected}"
-    assert v.ok, f"{v.summary()}\n{v.dead.missing[:5]} {v.dead.extra[:5]} {v.dead.wrong_reason[:5]}"
+    assert v.ok, (
+        f"{v.summary()}\n{v.dead.missing[:5]} {v.dead.extra[:5]} {v.dead.wrong_reason[:5]}\n"
+        f"duplicates (first and second copy): {report.duplicates[:5]}"
+    )
     # every kind of poison was injected and came back once; and the oversized results' references
     assert set(v.dead.by_kind) == {kind.name for kind in POISON_KINDS}, v.dead.by_kind
     assert v.dead.references_expected > 0, "no result was too large for the output: the test proves less"
