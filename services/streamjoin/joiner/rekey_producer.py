@@ -4,20 +4,16 @@ One librdkafka producer per worker (made when the worker first runs a repartitio
 each internal partition receives every repartitioner's records in the order they were produced and
 without duplicates of its own retries; records expire after `message_timeout_ms` (the session
 timeout), so a worker frozen long enough to lose its source partitions cannot write them later.
-A producer the broker fenced (`PRODUCER_FENCED` after records timed out, as `Publisher._renew`
-explains) is replaced before the next record: the repartitioner's retry re-reads from its position.
 A `Delivery` counts the acknowledgements of one batch and resolves once all arrived (or one failed).
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import threading
 from typing import Any
 
-from streamjoin.joiner.publisher import _FENCED_BY_BROKER
 from streamjoin.kafka import DeliveryError, KafkaClients, ProducerError, new_producer
 
 __all__ = ["Delivery", "Header", "RekeyProducer"]
@@ -66,20 +62,20 @@ class RekeyProducer:
     def __init__(
         self, kafka: KafkaClients, *, client_id: str, message_timeout_ms: int, linger_ms: int = 5
     ) -> None:
-        self._config = {
-            **kafka.librdkafka,
-            "bootstrap.servers": kafka.bootstrap,
-            "client.id": client_id,
-            "enable.idempotence": True,
-            "linger.ms": linger_ms,
-            "batch.size": 1 << 20,
-            "queue.buffering.max.messages": 1_000_000,
-            "compression.type": "none",
-            "message.timeout.ms": message_timeout_ms,
-            "logger": _LIBRDKAFKA_LOG,
-        }
-        self._producer = new_producer(self._config)
-        self._fenced = False
+        self._producer = new_producer(
+            {
+                **kafka.librdkafka,
+                "bootstrap.servers": kafka.bootstrap,
+                "client.id": client_id,
+                "enable.idempotence": True,
+                "linger.ms": linger_ms,
+                "batch.size": 1 << 20,
+                "queue.buffering.max.messages": 1_000_000,
+                "compression.type": "none",
+                "message.timeout.ms": message_timeout_ms,
+                "logger": _LIBRDKAFKA_LOG,
+            }
+        )
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._poll, name="streamjoin-rekey-producer", daemon=True)
         self._thread.start()
@@ -100,8 +96,6 @@ class RekeyProducer:
     ) -> None:
         """Queue one record of `delivery`'s batch; raise `BufferError` while librdkafka's queue is
         full (nothing queued: the caller waits and sends it again)."""
-        if self._fenced:
-            self._renew()
         delivery.expect()
         try:
             self._producer.produce(
@@ -111,7 +105,7 @@ class RekeyProducer:
                 partition=partition,
                 headers=headers,
                 timestamp=timestamp,
-                on_delivery=functools.partial(self._delivered, delivery),
+                on_delivery=delivery.done,
             )
         except BufferError:
             delivery.expect(-1)
@@ -119,20 +113,6 @@ class RekeyProducer:
         except ProducerError as exc:
             delivery.expect(-1)
             raise RuntimeError(f"producing to {topic}[{partition}] failed: {exc}") from exc
-
-    def _delivered(self, delivery: Delivery, error: DeliveryError | None, msg: Any) -> None:
-        if error is not None and error.name() in _FENCED_BY_BROKER:
-            self._fenced = True
-        delivery.done(error, msg)
-
-    def _renew(self) -> None:
-        """Replace the producer the broker fenced; what it still holds fails (and is re-read)."""
-        old = self._producer
-        self._fenced = False
-        old.purge()
-        old.poll(0)  # fail the purged records' deliveries now
-        self._producer = new_producer(self._config)
-        _log.warning("the broker fenced the re-keying producer: replaced it with a new one")
 
     def close(self, timeout_ms: int = 2_000) -> None:
         """Flush (bounded), drop what is left (the sources are re-read from their positions)."""
