@@ -60,11 +60,6 @@ def test_sigkills_and_clean_restarts(tmp_path: Path) -> None:
     assert caught, f"no kill caught a batch in flight: {kills}"
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="the re-keying producer stays fenced after the broker freeze (not drained, 4 of 4); before"
-    " re-keyed inputs 1 run in 3 duplicated 7 results (docs/reliability.md, Proof): open",
-)
 def test_frozen_worker_redis_crash_and_frozen_broker(tmp_path: Path) -> None:
     """A worker frozen past its session timeout (6 s) for 14 s, Redis SIGKILLed and restarted with its
     data, the broker frozen for 10 s (the soak freezes it for 30 s)."""
