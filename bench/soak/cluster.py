@@ -2,7 +2,7 @@
 
 Faults act on it (`bench/soak/faults.py`); it also answers the two questions they and the lag
 probe ask of Redis: which partitions a worker owns with a batch committed but not yet known to be
-published (a batch in flight), and how far each partition's committed input offsets are behind.
+published (a batch in flight), and how far the operators and repartitioners are (`bench/soak/drain.py`).
 """
 
 from __future__ import annotations
@@ -13,10 +13,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import redis
+from bench.soak.drain import InputPositions
+from confluent_kafka import Consumer
+from confluent_kafka import TopicPartition as KafkaPartition
 from tests.joiner.harness import JoinerProcess
 from tests.registry.redis_process import RestartableRedis
 
 from streamjoin.dev.broker import EmbeddedBroker
+from streamjoin.state.redis.repartition_store import RepartitionStore
 from streamjoin.topics import TopicSpec, create_topics, load_catalog
 
 __all__ = ["Cluster"]
@@ -37,6 +41,7 @@ class Cluster:
         self.query = ""
         self.partitions = 0
         self._paused: set[int] = set()
+        self._watermarks: Consumer | None = None
 
     @property
     def bootstrap(self) -> str:
@@ -56,6 +61,9 @@ class Cluster:
         self.broker.start(self.workdir)
         self.redis.start()
         create_topics(self.bootstrap, load_catalog())
+        self._watermarks = Consumer(
+            {"bootstrap.servers": self.bootstrap, "group.id": "soak-watermarks", "log_level": 3}
+        )
 
     def create_topics(self, names: Sequence[str], partitions: int, config: Mapping[str, str]) -> None:
         """Create `names` with `partitions` partitions each."""
@@ -112,15 +120,31 @@ class Cluster:
             return []
         return out
 
-    def committed(self) -> dict[tuple[str, int], int]:
-        """Return each input (topic, partition)'s committed next offset (Redis errors propagate)."""
-        out: dict[tuple[str, int], int] = {}
+    def positions(self, streams: Mapping[str, str]) -> InputPositions:
+        """Return what the operators committed (every topic they read) and the repartitioners'
+        positions of inputs `streams` (name -> topic), `bench/soak/drain.py` (Redis errors propagate)."""
+        operators: dict[tuple[str, int], int] = {}
+        rekeyed: dict[tuple[str, int], int] = {}
+        pattern = RepartitionStore.pattern(self.prefix, self.query)
         with self._client() as client:
             for p in range(self.partitions):
                 for field, value in client.hgetall(self._meta_key(p)).items():
                     if field.startswith(b"offset:"):
-                        out[field[7:].decode(), p] = int(value)
-        return out
+                        operators[field[7:].decode(), p] = int(value)
+            for key in client.scan_iter(match=pattern, count=1000):
+                position = client.hget(key, "position")
+                name = key.decode()
+                stream = name.rsplit("/", 1)[1]
+                if position is not None and stream in streams:
+                    p = int(name[len(self.prefix) + 1 : name.index("}", len(self.prefix))])
+                    rekeyed[streams[stream], p] = int(position)
+        return InputPositions(operators, rekeyed)
+
+    def end_offsets(self, tps: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
+        """Return the end offset of each of `tps` (broker errors propagate)."""
+        assert self._watermarks is not None, "the cluster is not started"
+        get = self._watermarks.get_watermark_offsets
+        return {(t, p): int(get(KafkaPartition(t, p), timeout=2.0, cached=False)[1]) for t, p in tps}
 
     def stop(self) -> None:
         """Stop everything (resuming what a fault left paused first); safe to call twice."""
@@ -134,6 +158,9 @@ class Cluster:
                 pass
         for worker in self.workers:
             worker.stop()
+        if self._watermarks is not None:
+            self._watermarks.close()
+            self._watermarks = None
         self.redis.stop()
         self.broker.stop()
 

@@ -29,6 +29,7 @@ from typing import Any
 
 from aiokafka import AIOKafkaConsumer
 from bench.soak.cluster import Cluster
+from bench.soak.drain import drain
 from bench.soak.faults import Fault
 from bench.soak.oracle import Verdict, check_dead_letters, expected_output, result_id, verdict
 from bench.soak.workload import STREAMS, Ledger, RecordMaker, WorkloadSpec
@@ -37,7 +38,10 @@ from tests.joiner.harness import register_query, wait_running
 
 from streamjoin.query import parse_query
 
-__all__ = ["Progress", "Report", "Scenario", "run_scenario"]
+__all__ = ["NotDrainedError", "Progress", "Report", "Scenario", "run_scenario"]
+
+COMPARE_RESERVE_S = 40.0
+"""What a run keeps of its `budget_s` for the oracle and reading the output (about 15 s here)."""
 
 MAX_RECORD_BYTES = 4_000
 """`STREAMJOIN_MAX_RECORD_BYTES` of the workers: a padded record's results (5,000 bytes) exceed it."""
@@ -55,6 +59,14 @@ class Scenario:
     workload: WorkloadSpec = field(default_factory=WorkloadSpec)
     session_timeout_ms: int = 6_000
     drain_timeout_s: float = 180.0
+    drain_stall_s: float = 60.0
+    """Stop waiting for the drain when no offset moved for this long (`bench/soak/drain.py`)."""
+    budget_s: float | None = None
+    """The whole run's time budget (a test's timeout, less the teardown): the drain stops in time
+    for the comparison (`COMPARE_RESERVE_S`)."""
+    fail_undrained: bool = False
+    """Raise `NotDrainedError` (with the partitions behind and the workers' logs) instead of
+    comparing when the drain did not complete."""
 
 
 @dataclass
@@ -85,10 +97,14 @@ class Report:
     drain_s: float
     """From the end of production until every input record was committed."""
     not_drained: dict[str, list[int]]
-    """Input partitions not fully committed when `drain_timeout_s` ran out: [committed, produced]."""
+    """Partitions not fully processed when the drain stopped (`bench/soak/drain.py`): "topic[p]" ->
+    [committed, produced] (an input) or [committed, end offset] (an internal topic)."""
     oracle_s: float
     compare_s: float
     """The oracle, reading the output and dead-letter topics, and the comparison."""
+    duplicates: list[dict[str, Any]] = field(default_factory=list)
+    """Up to 20 results received twice: where the first and the second copy landed (partition,
+    offset) and the second copy's headers."""
 
     def as_json(self) -> dict[str, Any]:
         """Return the report as JSON-ready data."""
@@ -106,7 +122,12 @@ class Report:
             "compare_s": round(self.compare_s, 1),
             "verdict": self.verdict.as_json(),
             "lag": [[round(t, 1), lag] for t, lag in self.lag],
+            "duplicates": self.duplicates,
         }
+
+
+class NotDrainedError(RuntimeError):
+    """The workers did not process every input record in time (`Scenario.fail_undrained`)."""
 
 
 class _PacedProducer(threading.Thread):
@@ -172,10 +193,11 @@ def run_scenario(
     """Run `scenario` with its processes' files under `workdir`; return the report (see the module)."""
     saved = os.environ.get("STREAMJOIN_MAX_RECORD_BYTES")
     os.environ["STREAMJOIN_MAX_RECORD_BYTES"] = str(MAX_RECORD_BYTES)
+    began = time.monotonic()
     cluster = Cluster(workdir, workers=scenario.workers, session_timeout_ms=scenario.session_timeout_ms)
     try:
         cluster.start()
-        return asyncio.run(_Run(scenario, cluster, progress or (lambda _: None)).run())
+        return asyncio.run(_Run(scenario, cluster, progress or (lambda _: None), began).run())
     except Exception as exc:
         raise RuntimeError(f"scenario {scenario.name} failed: {exc}\n{cluster.logs()}") from exc
     finally:
@@ -189,8 +211,10 @@ def run_scenario(
 class _Run:
     """One run of a scenario on a started cluster."""
 
-    def __init__(self, scenario: Scenario, cluster: Cluster, progress: Callable[[Progress], None]) -> None:
-        self.scenario, self.cluster, self.progress = scenario, cluster, progress
+    def __init__(
+        self, scenario: Scenario, cluster: Cluster, progress: Callable[[Progress], None], began: float
+    ) -> None:
+        self.scenario, self.cluster, self.progress, self.began = scenario, cluster, progress, began
         u = uuid.uuid4().hex[:8]
         self.topics = {s: f"soak.{s}.{u}" for s in STREAMS}
         self.output, self.dead = f"soak.out.{u}", f"soak.dead.{u}"
@@ -224,8 +248,18 @@ class _Run:
             if producer.failure is not None or producer.errors:
                 raise RuntimeError(f"the producer failed: {producer.failure or producer.errors[:3]}")
             drain_start = time.monotonic()
-            self.behind = await self._drain(drain_start + s.drain_timeout_s)
-            drain_s = time.monotonic() - drain_start
+            deadline = drain_start + s.drain_timeout_s
+            if s.budget_s is not None:  # leave the comparison its time
+                deadline = min(deadline, self.began + s.budget_s - COMPARE_RESERVE_S)
+            want = {(self.topics[STREAMS[i]], p): n for (i, p), n in self.ledger.next_offset.items()}
+            drained = await drain(self.cluster, self.topics, want, spec.partitions,
+                                  deadline=deadline, stall_s=s.drain_stall_s)  # fmt: skip
+            self.behind, drain_s = drained.behind, time.monotonic() - drain_start
+            if self.behind and s.fail_undrained:
+                raise NotDrainedError(
+                    f"not drained after {drain_s:.0f} s ({drained.reason}); behind [committed, produced or"
+                    f" end]: {self.behind}; lag samples (s, records): {self.lag[-10:]}"
+                )
         finally:
             sampler.cancel()
         return await self._compare(producer.start_time, drain_s)
@@ -241,12 +275,18 @@ class _Run:
             self.current_fault = ""
 
     def _lag(self) -> int | None:
-        try:
-            committed = self.cluster.committed()  # first: what is produced meanwhile counts as lag
-        except Exception:  # Redis down or restarting: no sample
+        """Records produced and not yet processed: behind the operators of the inputs or the
+        repartitioners, plus the re-keyed records behind the operators of the internal topics."""
+        try:  # first: what is produced meanwhile counts as lag
+            positions = self.cluster.positions(self.topics)
+            internal = positions.internal(set(self.topics.values()))
+            ends = self.cluster.end_offsets(sorted(internal))
+        except Exception:  # Redis or the broker down or restarting: no sample
             return None
         produced = {(self.topics[STREAMS[s]], p): n for (s, p), n in list(self.ledger.next_offset.items())}
-        return sum(n - committed.get(tp, 0) for tp, n in produced.items())
+        return sum(n - positions.source(tp) for tp, n in produced.items()) + sum(
+            max(0, ends.get(tp, 0) - offset) for tp, offset in internal.items()
+        )
 
     async def _sample(self, producer: _PacedProducer) -> None:
         start = producer.start_time
@@ -258,27 +298,6 @@ class _Run:
             self.progress(Progress(phase, t, self.ledger.produced, lag, self.current_fault))
             await asyncio.sleep(max(0.0, 1.0 - (time.monotonic() - start - t)))
 
-    async def _drain(self, deadline: float) -> dict[str, list[int]]:
-        """Wait until every produced record is committed (the flush records release every result);
-        return the input partitions that were not, with (committed, produced), if time ran out."""
-        want = {(self.topics[STREAMS[s]], p): n for (s, p), n in self.ledger.next_offset.items()}
-        committed: dict[tuple[str, int], int] = {}
-        while time.monotonic() < deadline:
-            try:
-                committed = await asyncio.to_thread(self.cluster.committed)
-            except Exception:
-                committed = {}
-            if all(committed.get(tp, 0) >= n for tp, n in want.items()):
-                break
-            await asyncio.sleep(0.5)
-        if any(committed.get(tp, 0) > n for tp, n in want.items()):
-            raise RuntimeError(f"more input committed than produced: {committed} > {want}")
-        return {
-            f"{t}[{p}]": [committed.get((t, p), 0), n]
-            for (t, p), n in want.items()
-            if committed.get((t, p), 0) != n
-        }
-
     async def _compare(self, start: float, drain_s: float) -> Report:
         self.progress(Progress("comparing", time.monotonic() - start, self.ledger.produced, 0))
         began = time.monotonic()
@@ -287,17 +306,30 @@ class _Run:
         oracle_s = time.monotonic() - began
         bootstrap = self.cluster.bootstrap
         got: Counter[str] = Counter()
-        await _read(bootstrap, self.output, sum(expected.results.values()),
-                    lambda _h, v: got.update((result_id(v),)))  # fmt: skip
+        first: dict[str, tuple[int, int]] = {}
+        copies: list[dict[str, Any]] = []
+
+        def take(headers: dict[str, bytes], value: bytes, at: tuple[int, int]) -> None:
+            rid = result_id(value)
+            got[rid] += 1
+            if rid not in first:
+                first[rid] = at
+            elif len(copies) < 20:  # where a duplicate landed, for the diagnosis
+                shown = {k: v.decode(errors="replace") for k, v in headers.items()}
+                copies.append({"result": rid[:80], "first_at": list(first[rid]), "again_at": list(at),
+                               "headers": shown})  # fmt: skip
+
+        await _read(bootstrap, self.output, sum(expected.results.values()), take)
         letters: list[tuple[dict[str, bytes], bytes]] = []
         await _read(bootstrap, self.dead, len(self.ledger.poison) + sum(expected.oversized.values()),
-                    lambda h, v: letters.append((h, v)))  # fmt: skip
+                    lambda h, v, _at: letters.append((h, v)))  # fmt: skip
         dead = check_dead_letters(self.ledger, self.topics, letters, expected.oversized)
         return Report(
             scenario=self.scenario.name, rate=self.scenario.rate, duration_s=self.scenario.duration_s,
             produced=self.ledger.produced, poison=len(self.ledger.poison), padded=len(self.ledger.padded),
             faults=self.faults, lag=self.lag, verdict=verdict(expected, got, dead),
             drain_s=drain_s, not_drained=self.behind, oracle_s=oracle_s, compare_s=time.monotonic() - began,
+            duplicates=copies,
         )  # fmt: skip
 
 
@@ -305,11 +337,12 @@ async def _read(
     bootstrap: str,
     topic: str,
     want: int,
-    take: Callable[[dict[str, bytes], bytes], None],
+    take: Callable[[dict[str, bytes], bytes, tuple[int, int]], None],
     quiet_s: float = 3.0,
 ) -> None:
     """Read `topic` from the start until `want` records arrived and nothing more came for `quiet_s`
-    (or 60 s without a new record, or a deadline); hand each record's headers and value to `take`."""
+    (or 60 s without a new record, or a deadline); hand each record's headers, value and (partition,
+    offset) to `take`."""
     consumer = AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=None,
                                 auto_offset_reset="earliest", enable_auto_commit=False)  # fmt: skip
     await consumer.start()
@@ -322,7 +355,7 @@ async def _read(
             batch = await consumer.getmany(timeout_ms=200, max_records=20_000)
             for msgs in batch.values():
                 for m in msgs:
-                    take({k: bytes(v) for k, v in m.headers}, m.value or b"")
+                    take({k: bytes(v) for k, v in m.headers}, m.value or b"", (m.partition, m.offset))
                 count += len(msgs)
                 last_new = time.monotonic()
     finally:

@@ -82,6 +82,8 @@ def test_route_sends_equal_values_to_one_partition_as_kafka_would() -> None:
 
 def test_route_keeps_unroutable_records_in_one_place_and_single_partition_in_zero() -> None:
     assert route(load(b"{not json"), "x", 4, 6) == (2, None)  # source partition 6 % 4
+    nested = b'{"x": ' + b"[" * 5000 + b"]" * 5000 + b"}"  # too deep for orjson and for json
+    assert route(load(nested), "x", 4, 6) == (2, None)
     assert route(load(b"[1, 2]"), "x", 4, 1) == (1, None)
     assert route({"y": 1}, "x", 3, 5) == (2, None)
     assert route({"x": {"nested": 1}}, "x", 4, 1)[0] == partition_for({"nested": 1}, 4)

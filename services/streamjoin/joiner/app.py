@@ -17,6 +17,7 @@ import faust
 from faust.transport.conductor import Conductor
 from faust.transport.drivers.aiokafka import Consumer as AIOKafkaConsumer
 
+from streamjoin.joiner.group_watch import watch_group
 from streamjoin.kafka import KafkaClients
 
 __all__ = [
@@ -101,6 +102,11 @@ def make_app(
     # Per-app overrides of the transport's class attributes (`Transport.create_consumer` and
     # `create_conductor` instantiate `self.Consumer` / `self.Conductor`), other apps untouched.
     vars(app.transport).update(Consumer=AssignmentOnlyConsumer, Conductor=FastResubscribeConductor)
+    watch_group(
+        app,
+        rebalance_timeout_s=app.conf.broker_rebalance_timeout,
+        session_timeout_s=session_timeout_ms / 1000,
+    )
     return app
 
 

@@ -4,16 +4,25 @@ One librdkafka producer per worker (made when the worker first runs a repartitio
 each internal partition receives every repartitioner's records in the order they were produced and
 without duplicates of its own retries; records expire after `message_timeout_ms` (the session
 timeout), so a worker frozen long enough to lose its source partitions cannot write them later.
+
+A producer the broker fenced (`PRODUCER_FENCED` after records timed out, as `Publisher._renew`
+explains) refuses every later record, so it is replaced, but only for attempts that begin after:
+each repartitioner attempt takes the producer's `generation` when it begins (`begin`), and every
+batch of an attempt of an earlier generation is refused (the attempt ends and restarts from its
+committed position). So no batch after a failed one of the same attempt is ever written: the
+operators' duplicate filter assumes a source partition's records arrive in source-offset order.
 A `Delivery` counts the acknowledgements of one batch and resolves once all arrived (or one failed).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import threading
 from typing import Any
 
+from streamjoin.joiner.publisher import _FENCED_BY_BROKER
 from streamjoin.kafka import DeliveryError, KafkaClients, ProducerError, new_producer
 
 __all__ = ["Delivery", "Header", "RekeyProducer"]
@@ -27,10 +36,12 @@ Header = tuple[str, str | bytes | None]
 class Delivery:
     """The acknowledgements of one batch of records: `future` resolves when all are written."""
 
-    __slots__ = ("_left", "_lock", "_loop", "future")
+    __slots__ = ("_left", "_lock", "_loop", "future", "generation")
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, generation: int = 0) -> None:
         self._loop = loop
+        self.generation = generation
+        """The producer generation of the attempt the batch belongs to (`RekeyProducer.begin`)."""
         self._lock = threading.Lock()  # the poll thread acknowledges, the loop counts and seals
         self._left = 1  # the batch itself, released by `seal`
         self.future: asyncio.Future[None] = loop.create_future()
@@ -62,20 +73,22 @@ class RekeyProducer:
     def __init__(
         self, kafka: KafkaClients, *, client_id: str, message_timeout_ms: int, linger_ms: int = 5
     ) -> None:
-        self._producer = new_producer(
-            {
-                **kafka.librdkafka,
-                "bootstrap.servers": kafka.bootstrap,
-                "client.id": client_id,
-                "enable.idempotence": True,
-                "linger.ms": linger_ms,
-                "batch.size": 1 << 20,
-                "queue.buffering.max.messages": 1_000_000,
-                "compression.type": "none",
-                "message.timeout.ms": message_timeout_ms,
-                "logger": _LIBRDKAFKA_LOG,
-            }
-        )
+        self._config = {
+            **kafka.librdkafka,
+            "bootstrap.servers": kafka.bootstrap,
+            "client.id": client_id,
+            "enable.idempotence": True,
+            "linger.ms": linger_ms,
+            "batch.size": 1 << 20,
+            "queue.buffering.max.messages": 1_000_000,
+            "compression.type": "none",
+            "message.timeout.ms": message_timeout_ms,
+            "logger": _LIBRDKAFKA_LOG,
+        }
+        self._producer = new_producer(self._config)
+        self._fenced = False  # set by the poll thread, read by the loop
+        self.generation = 0
+        """How many times the producer was replaced."""
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._poll, name="streamjoin-rekey-producer", daemon=True)
         self._thread.start()
@@ -83,6 +96,23 @@ class RekeyProducer:
     def _poll(self) -> None:
         while not self._stop.is_set():
             self._producer.poll(0.05)
+
+    def begin(self) -> int:
+        """An attempt begins: replace the producer if the broker fenced it; return the generation
+        the attempt's batches must carry (`Delivery.generation`)."""
+        if self._fenced:
+            old = self._producer
+            self._fenced = False
+            old.purge()
+            old.poll(0)  # fail the purged records' deliveries now
+            self._producer = new_producer(self._config)
+            self.generation += 1
+            _log.warning("the broker fenced the re-keying producer: replaced it with a new one")
+        return self.generation
+
+    def delivery(self, generation: int) -> Delivery:
+        """Return the `Delivery` of a new batch of an attempt of `generation` (see `send`)."""
+        return Delivery(asyncio.get_running_loop(), generation)
 
     def send(
         self,
@@ -95,7 +125,10 @@ class RekeyProducer:
         timestamp: int,
     ) -> None:
         """Queue one record of `delivery`'s batch; raise `BufferError` while librdkafka's queue is
-        full (nothing queued: the caller waits and sends it again)."""
+        full (nothing queued: the caller waits and sends it again); raise `RuntimeError` while the
+        producer is fenced or if it was replaced since `delivery`'s attempt began (the attempt ends)."""
+        if self._fenced or delivery.generation != self.generation:
+            raise RuntimeError("the re-keying producer was fenced: the attempt restarts from its position")
         delivery.expect()
         try:
             self._producer.produce(
@@ -105,7 +138,7 @@ class RekeyProducer:
                 partition=partition,
                 headers=headers,
                 timestamp=timestamp,
-                on_delivery=delivery.done,
+                on_delivery=functools.partial(self._delivered, delivery),
             )
         except BufferError:
             delivery.expect(-1)
@@ -113,6 +146,11 @@ class RekeyProducer:
         except ProducerError as exc:
             delivery.expect(-1)
             raise RuntimeError(f"producing to {topic}[{partition}] failed: {exc}") from exc
+
+    def _delivered(self, delivery: Delivery, error: DeliveryError | None, msg: Any) -> None:
+        if error is not None and error.name() in _FENCED_BY_BROKER:
+            self._fenced = True
+        delivery.done(error, msg)
 
     def close(self, timeout_ms: int = 2_000) -> None:
         """Flush (bounded), drop what is left (the sources are re-read from their positions)."""

@@ -123,6 +123,7 @@ class Repartitioner:
         self._moved_at = time.monotonic()  # when `maxts` last moved (the horizon's slack grows after)
         self.records = 0
         """Records re-keyed by this process (not committed: a statistic)."""
+        self._generation = 0  # the re-keying producer's, when the current attempt began
 
     def start(self) -> None:
         """Start running in a task."""
@@ -188,6 +189,7 @@ class Repartitioner:
             self._health.ok(job.name)
             consumer.assign([tp])
             consumer.seek(tp, position)
+            self._generation = self._producer.begin()  # a fenced producer is replaced between attempts
             await self._loop(consumer, tp, epoch)
         finally:
             await consumer.stop()
@@ -211,7 +213,7 @@ class Repartitioner:
                 await self._store.check_owner(
                     job.query.name, job.position_name, job.partition, epoch
                 )  # fencing
-                delivery = Delivery(asyncio.get_running_loop())
+                delivery = self._producer.delivery(self._generation)
                 await self._send_records(delivery, records, now)
                 if (
                     self.maxts is not None

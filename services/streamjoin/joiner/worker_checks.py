@@ -8,6 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 from streamjoin.joiner.app import crashed_services
+from streamjoin.joiner.group_watch import group_problem
 from streamjoin.joiner.health import Health
 from streamjoin.joiner.operator import PartitionOperator
 from streamjoin.joiner.operator_stats import window_stats
@@ -21,12 +22,14 @@ _KAFKA_PROBE_TIMEOUT_S = 2.0
 
 
 def check_faust(app: Any, health: Health) -> None:
-    """Not ready while Faust's conductor or consumer is crashed (it would never rebalance again)."""
+    """Not ready while Faust's conductor or consumer is crashed (it would never rebalance again), or
+    while a rebalance has gone on far past the rebalance timeout (`group_watch`)."""
     crashed = crashed_services(app) if app is not None else []
     if crashed:
         health.fail("faust", "; ".join(crashed))
     else:
         health.ok("faust")
+    health.set("group", group_problem(app) if app is not None else None)
 
 
 async def probe_kafka(meta: Consumer) -> None:

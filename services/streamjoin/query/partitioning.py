@@ -224,7 +224,7 @@ def load_json(raw: bytes | None) -> Any:
         pass
     try:
         return json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: arrays nested thousands deep
         return None
 
 
