@@ -53,6 +53,11 @@ class QueryLayout:
         return tuple(dict.fromkeys(rekeyed.get(r.stream, r.topic) for r in self.plan.routes))
 
     @property
+    def input_topics(self) -> tuple[str, ...]:
+        """Return the user's topics the query reads (directly or through a repartitioner)."""
+        return tuple(dict.fromkeys(r.topic for r in self.plan.routes))
+
+    @property
     def internal_topics(self) -> tuple[str, ...]:
         """Return the query's internal topics."""
         return tuple(r.internal_topic for r in self.plan.rekeyed if r.internal_topic is not None)

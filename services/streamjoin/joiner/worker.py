@@ -168,8 +168,11 @@ class JoinerWorker:
     # -- registry -----------------------------------------------------------------------------
 
     def _all_topics(self) -> set[str]:
-        internal = {t for layout in self._layouts.values() for t in layout.internal_topics}
-        return internal | {t for spec in self._specs.values() for t in spec.topics}
+        """The topics of the queries laid out only: a subscription to a missing input topic would
+        make a broker that auto-creates topics create it, and the query would never report it."""
+        return {
+            t for layout in self._layouts.values() for t in (*layout.input_topics, *layout.internal_topics)
+        }
 
     async def _watch_registry(self) -> None:
         while True:
