@@ -94,10 +94,11 @@ async def lay_out(
     rekeyed = [(r, r.internal_topic) for r in plan.rekeyed if r.internal_topic is not None]
     if not rekeyed:
         return QueryLayout(plan, outputs, None, ())
+    gen = generation(spec.created_at, spec.revision)
+    await store.record_topics(spec.name, gen.decode(), [t for _, t in rekeyed])  # before creating them
     problem = await asyncio.to_thread(ensure_internal_topics, kafka, [t for _, t in rekeyed], n)
     if problem is not None:
         return problem
-    gen = generation(spec.created_at, spec.revision)
     inputs = tuple(RekeyedInput(r.stream, r.topic, t, counts[r.topic]) for r, t in rekeyed)
     sources = [(position_name(gen, i.stream), s) for i in inputs for s in range(i.sources)]
     setup = RekeySetup(inputs, gen, functools.partial(store.positioned, spec.name, sources))

@@ -68,6 +68,8 @@ class RekeyProducer:
                 "bootstrap.servers": kafka.bootstrap,
                 "client.id": client_id,
                 "enable.idempotence": True,
+                # A write to a deleted query's internal topic fails; it never recreates the topic.
+                "allow.auto.create.topics": False,
                 "linger.ms": linger_ms,
                 "batch.size": 1 << 20,
                 "queue.buffering.max.messages": 1_000_000,
