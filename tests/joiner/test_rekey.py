@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import time
 from collections import Counter
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -31,8 +32,9 @@ from tests.joiner.harness import (
     wait_running,
 )
 
+from streamjoin.query import parse_query
 from streamjoin.query.partitioning import partition_for, repartition_topic
-from streamjoin.registry import RegistryStore
+from streamjoin.registry import QueryRecord, RegistryStore, StreamRecord
 from streamjoin.testing import Event, expected_results, late_events
 from streamjoin.topics import broker_topics
 
@@ -261,3 +263,119 @@ def test_internal_topics_and_positions_go_with_the_query(
     # All or nothing: a (keyed) is re-keyed with b, so one repartitioner per source partition of each.
     assert created and positions == 4
     assert not still_there and left == 0
+
+
+def test_a_redefinition_that_stops_re_keying_runs_the_new_query_and_deletes_the_internal_topics(
+    make_topic: Callable[..., str], kafka_broker: str, redis_server: str, tmp_path: Path
+) -> None:
+    """Issue 16: a PUT changing which inputs are re-keyed (both, then none) takes effect: the new
+    definition's output equals its oracle over every record, the internal topics and the
+    repartitioners' positions go, and none comes back."""
+    topics = {s: make_topic(f"rk.{s}", partitions=2) for s in "ab"}
+    outputs = [make_topic("rk.out", partitions=2) for _ in range(2)]
+    name = f"rk{random.randrange(10**8)}"
+    prefix = f"t{name}:"
+
+    def definition(attribute: str, output: str) -> dict[str, Any]:
+        return {
+            "name": name,
+            "inputs": [
+                {"stream": s, "topic": topics[s], "timestamp": "ts", "key": "k", "window": {"range": 60}}
+                for s in "ab"
+            ],
+            "where": [[f"a.{attribute}", "=", f"b.{attribute}"]],
+            "output": {"topic": output},
+            "lateness": 3,
+            "start": "earliest",
+        }
+
+    first, second = definition("x", outputs[0]), definition("k", outputs[1])  # x: re-keyed; k: direct
+    placement = {s: (lambda r: partition_for(r["k"], 2)) for s in "ab"}  # producers key by k
+    fields = {s: ("k", "x") for s in "ab"}
+    w = _workload(
+        second, fields, placement, dict.fromkeys("ab", 2), per_stream=300, values=15, seed=9, lateness=3
+    )
+    internal = {repartition_topic(name, s) for s in "ab"}
+    joiner = JoinerProcess(tmp_path, kafka_broker, redis_server, group=f"g-{name}", prefix=prefix)
+    half = len(w.items) // 2
+
+    async def scenario() -> tuple[bool, Counter[str], Counter[str], set[str], list[bytes], Any]:
+        await register_query(redis_server, prefix, first)
+        joiner.start()
+        await wait_running(redis_server, prefix, name, 2, timeout_s=90)
+        created = internal <= set(broker_topics(kafka_broker))
+        events = await asyncio.to_thread(produce, kafka_broker, topics, w.items[:half])
+        async with RegistryStore(redis_server, prefix=prefix) as registry:
+            record = await registry.get_query(name)
+            assert record is not None
+            streams = [StreamRecord(name=s, topic=topics[s], timestamp="ts", key="k") for s in "ab"]
+            new = QueryRecord.of(parse_query(second), at=time.time())
+            await registry.replace_query(new, streams=streams, expected_revision=record.revision)
+            await wait_running(redis_server, prefix, name, 2, timeout_s=90)
+            events += await asyncio.to_thread(produce, kafka_broker, topics, w.items[half:])
+            want = _ids(w, events)
+            records = await consume_output(kafka_broker, outputs[1], want=sum(want.values()), timeout_s=90)
+            plan = await registry.read_plan(name)
+        deadline = asyncio.get_running_loop().time() + 30
+        while internal & set(broker_topics(kafka_broker)) and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.5)
+        await asyncio.sleep(3)  # a lagging read or write would recreate them now
+        redis = Redis.from_url(redis_server)
+        left = [k async for k in redis.scan_iter(match=f"{prefix}*repart*")]
+        left += [k async for k in redis.scan_iter(match=f"{prefix}internal-topics")]
+        await redis.aclose()
+        got = Counter(json.loads(r.value)["id"] for r in records)
+        partitioning = getattr(plan, "partitioning", None) if plan is not None else None
+        return created, want, got, internal & set(broker_topics(kafka_broker)), left, partitioning
+
+    (created, want, got, still_there, left, partitioning), _ = run_scenario(joiner, scenario)
+    assert created, "the first definition re-keys both inputs through internal topics"
+    assert sum(want.values()) > 100
+    _compare(want, got)
+    assert partitioning is not None and not partitioning.rekeyed, partitioning
+    assert not still_there and left == []
+
+
+def test_a_query_deleted_while_no_worker_runs_loses_its_internal_topics_when_one_starts(
+    make_topic: Callable[..., str], kafka_broker: str, redis_server: str, tmp_path: Path
+) -> None:
+    """The deletion of internal topics survives crashes: the worker is SIGKILLed, the query deleted
+    while none runs, and the next worker to start finds the topics in the ledger and deletes them."""
+    topics = {s: make_topic(f"rk.{s}", partitions=2) for s in "ab"}
+    output = make_topic("rk.out", partitions=2)
+    name = f"rk{random.randrange(10**8)}"
+    prefix = f"t{name}:"
+    query = {
+        "name": name,
+        "inputs": [
+            {"stream": s, "topic": topics[s], "timestamp": "ts", "window": {"range": 60}} for s in "ab"
+        ],
+        "where": [["a.k", "=", "b.k"]],
+        "output": {"topic": output},
+    }
+    internal = {repartition_topic(name, s) for s in "ab"}
+    joiner = JoinerProcess(tmp_path, kafka_broker, redis_server, group=f"g-{name}", prefix=prefix)
+
+    async def scenario() -> tuple[bool, set[str], list[bytes]]:
+        await register_query(redis_server, prefix, query)
+        joiner.start()
+        await wait_running(redis_server, prefix, name, 2, timeout_s=90)
+        created = internal <= set(broker_topics(kafka_broker))
+        joiner.kill()
+        async with RegistryStore(redis_server, prefix=prefix) as registry:
+            await registry.delete_query(name)
+        await asyncio.sleep(2)
+        joiner.start()
+        deadline = asyncio.get_running_loop().time() + 60
+        while internal & set(broker_topics(kafka_broker)) and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.5)
+        await asyncio.sleep(1)
+        redis = Redis.from_url(redis_server)
+        left = [k async for k in redis.scan_iter(match=f"{prefix}*repart*")]
+        left += [k async for k in redis.scan_iter(match=f"{prefix}internal-topics")]
+        await redis.aclose()
+        return created, internal & set(broker_topics(kafka_broker)), left
+
+    (created, still_there, left), _ = run_scenario(joiner, scenario)
+    assert created
+    assert not still_there and left == []
