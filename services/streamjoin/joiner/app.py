@@ -97,6 +97,9 @@ def make_app(
         broker_heartbeat_interval=heartbeat_interval_ms / 1000,
         broker_rebalance_timeout=max(60.0, session_timeout_ms / 1000),
         consumer_auto_offset_reset="latest",
+        # Partitions added to a subscribed topic (an internal topic created again with another N)
+        # are assigned within seconds, not Faust's default 5 minutes.
+        consumer_metadata_max_age_ms=5_000,
     )
     # Per-app overrides of the transport's class attributes (`Transport.create_consumer` and
     # `create_conductor` instantiate `self.Consumer` / `self.Conductor`), other apps untouched.

@@ -97,7 +97,10 @@ async def lay_out(
     gen = generation(spec.created_at, spec.revision)
     await store.record_topics(spec.name, gen.decode(), [t for _, t in rekeyed])  # before creating them
     problem = await asyncio.to_thread(ensure_internal_topics, kafka, [t for _, t in rekeyed], n)
-    if problem is not None:
+    if (
+        problem is not None
+    ):  # left by an earlier definition: the sweep deletes them, the next try creates them
+        await store.record_topics(spec.name, "", [t for _, t in rekeyed])
         return problem
     inputs = tuple(RekeyedInput(r.stream, r.topic, t, counts[r.topic]) for r, t in rekeyed)
     sources = [(position_name(gen, i.stream), s) for i in inputs for s in range(i.sources)]

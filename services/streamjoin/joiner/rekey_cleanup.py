@@ -4,13 +4,13 @@
 Every internal topic a worker creates is first listed in a ledger in Redis (`RepartitionStore`,
 write-ahead: a crash between listing and creating leaves an entry, never an unlisted topic); a worker
 that sees a query deleted or redefined lists the topics its earlier definition may have had. Any
-worker then `sweep`s the ledger, on each such change and every few seconds (so a deletion that
-happened while every worker was down, or that a crash interrupted, is finished by whoever runs
-next). An entry is deleted, topic first and then the entry, when the registry (read afresh) no
-longer has its query, or has another incarnation whose partitioning plan, over the topics'
-partition counts now, does not re-key that input. Workers laying the query out compute the same
-plan and so only create what the sweep keeps; deleting is idempotent, so several workers sweeping
-at once do no harm.
+worker then `sweep`s the ledger, on each such change and every 10 s (so a deletion made while every
+worker was down, or that a crash interrupted, is finished by whoever runs next). An entry is
+deleted, topic first and then the entry, when the registry (read afresh) no longer has its query,
+or has another incarnation whose partitioning plan, over the topics' partition counts now, does not
+re-key that input or re-keys it with another partition count (the layout then creates it again).
+Workers laying the query out compute the same plan, so they only create what the sweep keeps;
+deleting is idempotent, so several workers sweeping at once do no harm.
 
 A lagging worker that still reads or writes a deleted topic cannot bring it back: none of
 streamjoin's clients asks the broker to create a topic (`streamjoin.kafka.no_autocreate`, and the
@@ -65,7 +65,8 @@ class InternalTopics:
             if snapshot.epoch is None:
                 return []  # Redis holds no registry: "no queries" is not known (docs/registry.md)
             specs, _ = specs_from_snapshot(snapshot)
-            counts = await _partition_counts(self._kafka, {t for s in specs.values() for t in s.topics})
+            wanted = {t for s in specs.values() for t in s.topics} | set(ledger)
+            counts = await _partition_counts(self._kafka, wanted)
             deleted: list[str] = []
             for topic, (query, gen) in sorted(ledger.items()):
                 spec = specs.get(query)
@@ -79,9 +80,10 @@ class InternalTopics:
                         continue  # its plan cannot be known yet
                     plan = plan_partitioning(spec.query, {t: counts[t] for t in spec.topics})
                     await self._store.drop_generations(query, keep=current or "")
-                    if topic in {r.internal_topic for r in plan.rekeyed}:
+                    needed = topic in {r.internal_topic for r in plan.rekeyed}
+                    if needed and counts.get(topic, plan.partitions) == plan.partitions:
                         await self._store.record_topics(query, current or "", [topic])
-                        continue
+                        continue  # kept for the new definition (one with another count is replaced)
                 else:
                     await self._store.drop(query)
                 await asyncio.to_thread(delete_internal_topics, self._kafka, [topic])
