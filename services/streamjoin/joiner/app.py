@@ -16,6 +16,7 @@ from typing import Any
 import faust
 from faust.transport.conductor import Conductor
 from faust.transport.drivers.aiokafka import Consumer as AIOKafkaConsumer
+from mode import Service
 
 from streamjoin.kafka import KafkaClients
 
@@ -57,6 +58,20 @@ class FastResubscribeConductor(Conductor):
     """Resubscribe one second after a topic is added (Faust waits 45 s by default)."""
 
     _resubscribe_sleep_lock_seconds: float = 1.0
+
+    @Service.task
+    async def _catch_missed_changes(self) -> None:
+        """Flag again a subscription change Faust dropped: its subscriber clears the change event
+        when it fires during a rebalance, so topics added then (a query laid out on the worker's
+        first assignment) were never subscribed to."""
+        while not self.should_stop:
+            await self.sleep(1.0)
+            event = self._subscription_changed
+            if event is None or event.is_set() or self.app.rebalancing:
+                continue
+            wanted = {name for topic in self._topics for name in topic.topics}
+            if wanted != set(self._topic_name_index):
+                event.set()
 
 
 async def _discard(stream: Any) -> None:
