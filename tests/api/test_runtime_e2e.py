@@ -150,11 +150,6 @@ def test_put_with_other_inputs_is_refused_and_one_with_the_same_takes_effect(
     assert api.anon.get("/v1/queries/q").json()["status"] == "running"  # no failing loop
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="open: the embedded broker auto-creates the missing topic (4 partitions) before the worker "
-    "checks it, and since re-keying handles other partition counts the query then runs",
-)
 def test_a_missing_input_topic_shows_in_status_control_table_and_metrics(
     e2e: Stack,  # noqa: F811
     make_topic: MakeTopic,

@@ -16,6 +16,7 @@ from typing import Any
 import faust
 from faust.transport.conductor import Conductor
 from faust.transport.drivers.aiokafka import Consumer as AIOKafkaConsumer
+from mode import Service
 
 from streamjoin.joiner.group_watch import watch_group
 from streamjoin.kafka import KafkaClients
@@ -59,6 +60,20 @@ class FastResubscribeConductor(Conductor):
 
     _resubscribe_sleep_lock_seconds: float = 1.0
 
+    @Service.task
+    async def _catch_missed_changes(self) -> None:
+        """Flag again a subscription change Faust dropped: its subscriber clears the change event
+        when it fires during a rebalance, so topics added then (a query laid out on the worker's
+        first assignment) were never subscribed to."""
+        while not self.should_stop:
+            await self.sleep(1.0)
+            event = self._subscription_changed
+            if event is None or event.is_set() or self.app.rebalancing:
+                continue
+            wanted = {name for topic in self._topics for name in topic.topics}
+            if wanted != set(self._topic_name_index):
+                event.set()
+
 
 async def _discard(stream: Any) -> None:
     """Agent body: the partitions are paused, so nothing arrives; anything that does is ignored."""
@@ -98,6 +113,9 @@ def make_app(
         broker_heartbeat_interval=heartbeat_interval_ms / 1000,
         broker_rebalance_timeout=max(60.0, session_timeout_ms / 1000),
         consumer_auto_offset_reset="latest",
+        # Partitions added to a subscribed topic (an internal topic created again with another N)
+        # are assigned within seconds, not Faust's default 5 minutes.
+        consumer_metadata_max_age_ms=5_000,
     )
     # Per-app overrides of the transport's class attributes (`Transport.create_consumer` and
     # `create_conductor` instantiate `self.Consumer` / `self.Conductor`), other apps untouched.

@@ -53,6 +53,11 @@ class QueryLayout:
         return tuple(dict.fromkeys(rekeyed.get(r.stream, r.topic) for r in self.plan.routes))
 
     @property
+    def input_topics(self) -> tuple[str, ...]:
+        """Return the user's topics the query reads (directly or through a repartitioner)."""
+        return tuple(dict.fromkeys(r.topic for r in self.plan.routes))
+
+    @property
     def internal_topics(self) -> tuple[str, ...]:
         """Return the query's internal topics."""
         return tuple(r.internal_topic for r in self.plan.rekeyed if r.internal_topic is not None)
@@ -89,10 +94,14 @@ async def lay_out(
     rekeyed = [(r, r.internal_topic) for r in plan.rekeyed if r.internal_topic is not None]
     if not rekeyed:
         return QueryLayout(plan, outputs, None, ())
-    problem = await asyncio.to_thread(ensure_internal_topics, kafka, [t for _, t in rekeyed], n)
-    if problem is not None:
-        return problem
     gen = generation(spec.created_at, spec.revision)
+    await store.record_topics(spec.name, gen.decode(), [t for _, t in rekeyed])  # before creating them
+    problem = await asyncio.to_thread(ensure_internal_topics, kafka, [t for _, t in rekeyed], n)
+    if (
+        problem is not None
+    ):  # left by an earlier definition: the sweep deletes them, the next try creates them
+        await store.record_topics(spec.name, "", [t for _, t in rekeyed])
+        return problem
     inputs = tuple(RekeyedInput(r.stream, r.topic, t, counts[r.topic]) for r, t in rekeyed)
     sources = [(position_name(gen, i.stream), s) for i in inputs for s in range(i.sources)]
     setup = RekeySetup(inputs, gen, functools.partial(store.positioned, spec.name, sources))

@@ -78,6 +78,10 @@ class RekeyProducer:
             "bootstrap.servers": kafka.bootstrap,
             "client.id": client_id,
             "enable.idempotence": True,
+            # A write to a deleted query's internal topic fails; it never recreates the topic.
+            "allow.auto.create.topics": False,
+            # An internal topic created again with more partitions is seen within seconds.
+            "topic.metadata.refresh.interval.ms": 5_000,
             "linger.ms": linger_ms,
             "batch.size": 1 << 20,
             "queue.buffering.max.messages": 1_000_000,

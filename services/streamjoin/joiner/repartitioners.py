@@ -11,15 +11,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
+from streamjoin.joiner.app import remove_input_topics
 from streamjoin.joiner.config import WorkerConfig
 from streamjoin.joiner.health import Health
 from streamjoin.joiner.operator_config import OperatorConfig
+from streamjoin.joiner.query_layout import possible_internal_topics
+from streamjoin.joiner.rekey_cleanup import InternalTopics
 from streamjoin.joiner.rekey_producer import RekeyProducer
 from streamjoin.joiner.repartitioner import RekeyJob, Repartitioner
-from streamjoin.joiner.topic_setup import delete_internal_topics
 from streamjoin.kafka import KafkaClients
+from streamjoin.query.model import QueryDef
+from streamjoin.registry import RegistryStore
 from streamjoin.settings import Settings
 from streamjoin.state.redis.repartition_store import RepartitionStore
 
@@ -27,9 +32,6 @@ __all__ = ["JobKey", "Repartitioners"]
 
 JobKey = tuple[str, str, int]
 """(query, input, source partition)."""
-
-Unsubscribe = Callable[[tuple[str, ...]], Awaitable[None]]
-"""Stops the worker's group from reading topics (before they are deleted)."""
 
 _log = logging.getLogger(__name__)
 
@@ -46,9 +48,11 @@ class Repartitioners:
         health: Health,
         config: OperatorConfig,
         message_timeout_ms: int,
+        registry: RegistryStore,
     ) -> None:
         self._kafka = kafka
         self.store = store
+        self.topics = InternalTopics(kafka, store, registry)
         self._owner = owner
         self._health = health
         self._config = config
@@ -58,12 +62,18 @@ class Repartitioners:
 
     @classmethod
     def from_settings(
-        cls, settings: Settings, config: WorkerConfig, kafka: KafkaClients, health: Health
+        cls,
+        settings: Settings,
+        config: WorkerConfig,
+        kafka: KafkaClients,
+        health: Health,
+        registry: RegistryStore,
     ) -> Repartitioners:
         """Return the repartitioners of a worker (their positions in the worker's Redis)."""
         return cls(
             kafka,
             RepartitionStore.from_settings(settings, prefix=config.prefix),
+            registry=registry,
             owner=config.worker_id,
             health=health,
             config=config.operator,
@@ -104,16 +114,26 @@ class Repartitioners:
         runners = [self.running.pop(k) for k in list(keys) if k in self.running]
         await asyncio.gather(*(r.stop() for r in runners), return_exceptions=True)
 
-    async def drop(self, query: str, internal: Iterable[str], unsubscribe: Unsubscribe) -> None:
-        """Delete a deleted query's positions and internal topics (idempotent: every worker tries;
-        one that fails leaves it to the others, logged)."""
-        await self.store.drop(query)
-        topics = tuple(dict.fromkeys(internal))
-        await unsubscribe(topics)
+    async def drop(self, query: QueryDef, internal: Iterable[str], app: Any, subscribed: set[str]) -> None:
+        """Stop reading a deleted query's internal topics, fence its repartitioners and delete their
+        positions and the topics (`rekey_cleanup`: every worker tries, and whoever sweeps next
+        finishes what a failure or a crash left)."""
+        topics = (*internal, *possible_internal_topics(query))
+        await remove_input_topics(app, topics, subscribed)  # the worker's group stops reading them
+        await self.topics.retire(query, deleted=True)
+        await self.sweep()
+
+    async def redefined(self, query: QueryDef) -> None:
+        """List the internal topics of the definition a redefinition replaced (the next sweep
+        deletes those the new definition does not re-key)."""
+        await self.topics.retire(query, deleted=False)
+
+    async def sweep(self) -> None:
+        """Delete the internal topics no query uses (failures are logged; the next sweep retries)."""
         try:
-            await asyncio.to_thread(delete_internal_topics, self._kafka, topics)
+            await self.topics.sweep()
         except Exception as exc:
-            _log.warning("query %s: deleting its internal topics failed: %s", query, exc)
+            _log.warning("deleting unused internal topics failed (retried): %s: %s", type(exc).__name__, exc)
 
     async def close(self) -> None:
         """Stop every repartitioner, flush the producer (bounded) and close the store."""

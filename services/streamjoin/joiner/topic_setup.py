@@ -100,7 +100,7 @@ def ensure_internal_topics(kafka: KafkaClients, names: Sequence[str], partitions
     if wrong:
         return (
             f"internal topic(s) {wrong} do not have the query's {partitions} partitions "
-            "(left by an earlier definition): delete the query and register it again"
+            "(left by an earlier definition): they are deleted and created again"
         )
     return None
 

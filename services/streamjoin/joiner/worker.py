@@ -18,14 +18,14 @@ import time
 from collections.abc import Coroutine, Iterable
 from typing import Any
 
-from streamjoin.joiner.app import add_input_topics, make_app, remove_input_topics
+from streamjoin.joiner.app import add_input_topics, make_app
 from streamjoin.joiner.config import WorkerConfig
 from streamjoin.joiner.health import Health, serve_readiness
 from streamjoin.joiner.operator import OutputTopics, PartitionOperator
 from streamjoin.joiner.planning import QueryFactories
 from streamjoin.joiner.positions import PositionLog
 from streamjoin.joiner.publisher import Publisher
-from streamjoin.joiner.query_layout import QueryLayout, lay_out, possible_internal_topics, status_note
+from streamjoin.joiner.query_layout import QueryLayout, lay_out, status_note
 from streamjoin.joiner.registry_epoch import RegistryEpoch
 from streamjoin.joiner.registry_watch import QuerySpec, specs_from_snapshot
 from streamjoin.joiner.repartitioners import Repartitioners
@@ -67,7 +67,9 @@ class JoinerWorker:
         self._outputs: dict[str, OutputTopics] = {}
         self._partitions: dict[str, int] = {}
         self._layouts: dict[str, QueryLayout] = {}
-        self._rekeyers = Repartitioners.from_settings(settings, config, self._kafka, self.health)
+        self._rekeyers = Repartitioners.from_settings(
+            settings, config, self._kafka, self.health, self._registry
+        )
         self._assigned: set[tuple[str, int]] = set()
         self._ops: dict[OpKey, PartitionOperator] = {}
         self._op_fingerprint: dict[OpKey, str] = {}
@@ -127,6 +129,7 @@ class JoinerWorker:
                 asyncio.create_task(self._every(self.config.replan_interval_ms, self._replan), name="replan"),
                 asyncio.create_task(self._every(1_000, self._check_faust), name="faust"),
                 asyncio.create_task(self._every(1_000, self._probe_kafka), name="kafka"),
+                asyncio.create_task(self._every(10_000, self._rekeyers.sweep), name="internal-topics"),
             ]
             await self._stop.wait()
         finally:
@@ -168,8 +171,10 @@ class JoinerWorker:
     # -- registry -----------------------------------------------------------------------------
 
     def _all_topics(self) -> set[str]:
-        internal = {t for layout in self._layouts.values() for t in layout.internal_topics}
-        return internal | {t for spec in self._specs.values() for t in spec.topics}
+        """The topics of the queries laid out only (a missing input topic is found, not subscribed to)."""
+        return {
+            t for layout in self._layouts.values() for t in (*layout.input_topics, *layout.internal_topics)
+        }
 
     async def _watch_registry(self) -> None:
         while True:
@@ -198,16 +203,17 @@ class JoinerWorker:
             self._specs, self._version = specs, snapshot.version
             for name in set(old) - set(specs):
                 await self._positions.forget(name, range(self._partitions.get(name, 0)))
-                internal = await self._forget(name)
+                await self._rekeyers.drop(
+                    old[name].query, await self._forget(name), self._app, self._known_topics
+                )
                 self._factories.drop(name)
                 dropped = await self._store.drop_query(name)
-                internal = (*internal, *possible_internal_topics(old[name].query))
-                await self._rekeyers.drop(name, internal, self._unsubscribe)
                 _log.info("query %s deleted: dropped %d state keys", name, dropped)
             for name, spec in specs.items():
                 if name in old and old[name].revision != spec.revision:
                     await self._forget(name)  # its output topic or partitions may differ now
                     await self._store.drop_query(name)  # re-keying restarts under a new incarnation tag
+                    await self._rekeyers.redefined(old[name].query)  # the next sweep deletes what is unused
                     _log.info("query %s redefined (revision %d): state reset", name, spec.revision)
             self._status.retain(snapshot.queries)
             for name, problem in problems.items():
@@ -227,9 +233,6 @@ class JoinerWorker:
         layout = self._layouts.pop(name, None)
         self._status.forget(name)
         return layout.internal_topics if layout is not None else ()
-
-    async def _unsubscribe(self, topics: tuple[str, ...]) -> None:
-        await remove_input_topics(self._app, topics, self._known_topics)
 
     # -- assignment ---------------------------------------------------------------------------
 

@@ -6,6 +6,7 @@ aiokafka consumers (`new_consumer`, `reader`), writers confluent-kafka producers
 topic administration confluent-kafka's admin client (`Admin`), a keyed (compacted) log `KeyedLog`.
 """
 
+from streamjoin.kafka import no_autocreate as _no_autocreate  # noqa: F401  # before any client
 from streamjoin.kafka.admin import Admin, BrokerUnreachableError, Created, CreateOutcome, NewTopicRequest
 from streamjoin.kafka.connection import KafkaClients
 from streamjoin.kafka.consumer import (

@@ -6,6 +6,10 @@ operators' state: `epoch`, `owner`, `claimed_at`, `position` (the next source of
 counter (`StateKeys.epochs`), so a repartitioner that lost its source partition cannot commit or
 produce any more (each produce is preceded by `check_owner`).
 
+The ledger `<prefix>internal-topics` (a hash: internal topic -> JSON `{"query", "generation"}`)
+lists every internal topic a worker created or a deleted or redefined query may have left, so that
+deleting them survives a crash of whoever started it (`streamjoin.joiner.rekey_cleanup`).
+
 >>> RepartitionStore.key("streamjoin:", "flows", "b", 3)
 'streamjoin:{3}:repart:5:flows:b'
 >>> print(RepartitionStore.pattern("streamjoin:", "fl*ws"))
@@ -14,6 +18,7 @@ streamjoin:{*}:repart:5:fl\\*ws:*
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections.abc import Iterable
@@ -47,6 +52,17 @@ return 1
 """
 
 
+# KEYS[1] the ledger; ARGV: topic, the entry it must still hold.
+_FORGET = """
+if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then return redis.call('HDEL', KEYS[1], ARGV[1]) end
+return 0
+"""
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
 @dataclass(frozen=True, slots=True)
 class RepartitionPosition:
     """What `claim` returns: the new owner epoch and what was committed (None: nothing yet)."""
@@ -73,6 +89,7 @@ class RepartitionStore:
         self.prefix = prefix
         self._claim = self._redis.register_script(CLAIM)
         self._commit = self._redis.register_script(_COMMIT)
+        self._forget = self._redis.register_script(_FORGET)
 
     @classmethod
     def from_settings(cls, settings: Settings, *, prefix: str = "streamjoin:") -> RepartitionStore:
@@ -149,6 +166,43 @@ class RepartitionStore:
                 return await pipe.execute()
 
         return all(await _guard(run))
+
+    @property
+    def ledger_key(self) -> str:
+        """Return the hash listing the internal topics still to be checked or deleted."""
+        return f"{self.prefix}internal-topics"
+
+    async def record_topics(self, query: str, generation: str, topics: Iterable[str]) -> None:
+        """Note that `topics` belong to `query`'s incarnation `generation` ('' : an earlier one)."""
+        value = json.dumps({"query": query, "generation": generation})
+        mapping: dict[Any, Any] = dict.fromkeys(topics, value)
+        if mapping:
+            await _guard(lambda: self._redis.hset(self.ledger_key, mapping=mapping))
+
+    async def ledger(self) -> dict[str, tuple[str, str]]:
+        """Return each listed internal topic's (query, generation)."""
+        raw = await _guard(lambda: self._redis.hgetall(self.ledger_key))
+        entries = {_text(k): json.loads(v) for k, v in raw.items()}
+        return {topic: (e["query"], e["generation"]) for topic, e in entries.items()}
+
+    async def forget_topic(self, topic: str, query: str, generation: str) -> bool:
+        """Remove `topic` from the ledger if it still says (query, generation); return whether it did."""
+        value = json.dumps({"query": query, "generation": generation})
+        done = await _guard(lambda: self._forget(keys=[self.ledger_key], args=[topic, value]))
+        return bool(done)
+
+    async def drop_generations(self, query: str, keep: str) -> int:
+        """Delete the positions of `query`'s incarnations other than `keep`; return how many went."""
+        pattern = self.pattern(self.prefix, query)
+        tail = f":{len(query)}:{query}:{keep}/"
+
+        async def run() -> int:
+            keys = [k async for k in self._redis.scan_iter(match=pattern, count=1000) if tail not in _text(k)]
+            for start in range(0, len(keys), 500):
+                await self._redis.unlink(*keys[start : start + 500])
+            return len(keys)
+
+        return await _guard(run)
 
     async def drop(self, query: str) -> int:
         """Delete the positions of every repartitioner of `query` (idempotent); return how many went."""
