@@ -34,6 +34,7 @@ from streamjoin.joiner.positions import PositionKeeper
 from streamjoin.joiner.publisher import Publisher, PublishError
 from streamjoin.joiner.rebuild import recover
 from streamjoin.joiner.rekeyed import RekeySetup, first_offsets, new_reader, wait_positioned
+from streamjoin.joiner.supervised import Attempts, stop_bounded
 from streamjoin.kafka import (
     Consumer,
     ConsumerError,
@@ -136,22 +137,9 @@ class PartitionOperator:
         """Finish the current batch, wait (bounded) for its records to be published, and stop."""
         self._stopping.set()
         try:
-            await self._stop_task()
+            await stop_bounded(self._component, self._task, self._config.stop_timeout_ms)
         finally:  # a stopped operator (its query deleted, its partition moved) is no problem of ours
             self._health.ok(self._component)
-
-    async def _stop_task(self) -> None:
-        if self._task is None:
-            return
-        try:
-            await asyncio.wait_for(asyncio.shield(self._task), self._config.stop_timeout_ms / 1000)
-        except TimeoutError:
-            _log.warning("%s did not stop in time; cancelling it", self._component)
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._task
-        except Exception:  # the task's own failure was logged by it
-            pass
 
     @property
     def done(self) -> bool:
@@ -159,26 +147,10 @@ class PartitionOperator:
         return self._task is not None and self._task.done()
 
     async def _run(self) -> None:
-        backoff = self._config.backoff_initial_ms
-        while not self._stopping.is_set():
-            try:
-                await self._attempt()
-                self._health.ok(self._component)
-                return
-            except FencedError as exc:
-                _log.warning("%s: another worker owns it now (%s); stopping", self._component, exc)
-                return
-            except (StateUnavailableError, PublishError, ConsumerError, OSError, TimeoutError) as exc:
-                _log.warning(
-                    "%s: %s: %s; retrying in %d ms", self._component, type(exc).__name__, exc, backoff
-                )
-                self._failed(exc)
-            except Exception as exc:
-                _log.exception("%s failed; restarting it from its checkpoint", self._component)
-                self._failed(exc)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._stopping.wait(), backoff / 1000)
-            backoff = min(backoff * 2, self._config.backoff_max_ms)
+        expected = (StateUnavailableError, PublishError, ConsumerError, OSError, TimeoutError)
+        ok = functools.partial(self._health.ok, self._component)
+        attempts = Attempts(self._component, expected, self._failed, ok, restarts_from="checkpoint")
+        await attempts.run(self._attempt, self._stopping, self._config)
 
     def _failed(self, exc: Exception) -> None:
         reason = f"{type(exc).__name__}: {exc}"

@@ -37,6 +37,7 @@ from streamjoin.joiner.rekey_format import (
     source_header,
 )
 from streamjoin.joiner.rekey_producer import Delivery, Header, RekeyProducer
+from streamjoin.joiner.supervised import Attempts, stop_bounded
 from streamjoin.kafka import (
     Consumer,
     ConsumerError,
@@ -47,7 +48,7 @@ from streamjoin.kafka import (
     start_offsets,
 )
 from streamjoin.query.model import QueryDef
-from streamjoin.state.base import FencedError, StateUnavailableError
+from streamjoin.state.base import StateUnavailableError
 from streamjoin.state.redis.repartition_store import RepartitionStore
 
 __all__ = ["MARK_INTERVAL_MS", "MAX_INFLIGHT", "RekeyJob", "Repartitioner", "position_name"]
@@ -132,15 +133,7 @@ class Repartitioner:
     async def stop(self) -> None:
         """Finish the current batch (bounded) and stop."""
         self._stopping.set()
-        if self._task is not None:
-            try:
-                await asyncio.wait_for(asyncio.shield(self._task), self._config.stop_timeout_ms / 1000)
-            except TimeoutError:
-                self._task.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await self._task
-            except Exception:  # logged by the task
-                pass
+        await stop_bounded(self.job.name, self._task, self._config.stop_timeout_ms)
         self._health.ok(self.job.name)
 
     @property
@@ -149,24 +142,14 @@ class Repartitioner:
         return self._task is not None and self._task.done()
 
     async def _run(self) -> None:
-        backoff = self._config.backoff_initial_ms
-        while not self._stopping.is_set():
-            try:
-                await self._attempt()
-                self._health.ok(self.job.name)
-                return
-            except FencedError as exc:
-                _log.warning("%s: another worker owns it now (%s); stopping", self.job.name, exc)
-                return
-            except (StateUnavailableError, ConsumerError, OSError, TimeoutError, RuntimeError) as exc:
-                _log.warning("%s: %s: %s; retrying in %d ms", self.job.name, type(exc).__name__, exc, backoff)
-                self._health.fail(self.job.name, f"{type(exc).__name__}: {exc}")
-            except Exception as exc:
-                _log.exception("%s failed; restarting it from its position", self.job.name)
-                self._health.fail(self.job.name, f"{type(exc).__name__}: {exc}")
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._stopping.wait(), backoff / 1000)
-            backoff = min(backoff * 2, self._config.backoff_max_ms)
+        expected = (StateUnavailableError, ConsumerError, OSError, TimeoutError, RuntimeError)
+        name = self.job.name
+
+        def failed(exc: Exception) -> None:
+            self._health.fail(name, f"{type(exc).__name__}: {exc}")
+
+        attempts = Attempts(name, expected, failed, lambda: self._health.ok(name), restarts_from="position")
+        await attempts.run(self._attempt, self._stopping, self._config)
 
     async def _attempt(self) -> None:
         job, store = self.job, self._store
