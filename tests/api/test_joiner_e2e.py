@@ -32,6 +32,13 @@ MakeTopic = Callable[..., str]
 TAU = 100_000
 
 
+def register_streams(api: ApiServer, topics: dict[str, str], names: tuple[str, ...] = ("a", "b")) -> None:
+    """Register streams `names` over `topics`, timestamped by `ts` and not keyed."""
+    for name in names:
+        body = {"name": name, "topic": topics[name], "timestamp": "ts"}
+        assert api.client.post("/v1/streams", json=body).status_code == 201
+
+
 @pytest.fixture
 def e2e(
     start_api: StartApi, make_topic: MakeTopic, kafka_broker: str, redis_server: str, tmp_path: Path
@@ -100,9 +107,7 @@ def test_register_produce_read_and_patch_to_lazy(
     e2e: tuple[ApiServer, dict[str, str]], kafka_broker: str
 ) -> None:
     api, topics = e2e
-    for name in ("a", "b"):
-        body = {"name": name, "topic": topics[name], "timestamp": "ts"}
-        assert api.client.post("/v1/streams", json=body).status_code == 201
+    register_streams(api, topics)
     query = {
         "name": "q",
         "cql": f"SELECT * FROM a [RANGE {TAU}], b [RANGE {TAU}] WHERE a.k = b.k",

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from .server import ApiServer
-from .test_joiner_e2e import TAU, _read_topic, _wait, e2e
+from .test_joiner_e2e import TAU, _read_topic, _wait, e2e, register_streams
 from .test_results import produce
 
 __all__ = ["e2e"]
@@ -30,9 +30,7 @@ def test_projected_query_writes_rows_of_its_columns(
     e2e: tuple[ApiServer, dict[str, str]], kafka_broker: str
 ) -> None:
     api, topics = e2e
-    for name in ("a", "b"):
-        body = {"name": name, "topic": topics[name], "timestamp": "ts"}
-        assert api.client.post("/v1/streams", json=body).status_code == 201
+    register_streams(api, topics)
     version = api.call("version")
     for text, needle in (
         (SQL.replace("x.n * 2 AS twice", "sum(x.n) AS total"), "aggregate function 'sum' is not supported"),

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from .server import ApiServer
-from .test_joiner_e2e import _read_topic, _results, _wait
+from .test_joiner_e2e import _read_topic, _results, _wait, register_streams
 from .test_joiner_e2e import e2e as e2e  # the fixture
 from .test_results import produce
 
@@ -24,9 +24,7 @@ def test_a_wjoin_query_runs_in_the_live_joiner(
     e2e: tuple[ApiServer, dict[str, str]], kafka_broker: str
 ) -> None:
     api, topics = e2e
-    for name in ("a", "b"):
-        body = {"name": name, "topic": topics[name], "timestamp": "ts"}
-        assert api.client.post("/v1/streams", json=body).status_code == 201
+    register_streams(api, topics)
     unbounded = {
         "name": "q",
         "inputs": [{"stream": "a"}, {"stream": "b", "window": {"range": 50}}],
