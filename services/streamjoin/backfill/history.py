@@ -3,8 +3,9 @@
 A rows window holds the last `N` records of each (topic partition, `partition_by` value) group, and
 only records the engine accepts count (a malformed record never enters a window). So before Spark
 keeps the last `N` records per group, each history record is read with the engine's own
-`RecordReader` (malformed ones are dropped) and given its group key with Python's equality: the
-engine's groups are dict keys, where `1`, `1.0` and `true` are one value and `"1"` another.
+`RecordReader` (an Avro input's with the joiner's Avro decoder first; malformed ones are dropped) and
+given its group key with Python's equality: the engine's groups are dict keys, where `1`, `1.0` and
+`true` are one value and `"1"` another.
 
 >>> group_key(1), group_key(1.0), group_key(True), group_key("1"), group_key(None), group_key(2.5)
 ('n:1', 'n:1', 'n:1', 's:1', 'null', 'n:2.5')
@@ -13,13 +14,16 @@ engine's groups are dict keys, where `1`, `1.0` and `true` are one value and `"1
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 import pandas as pd
 
+from streamjoin.backfill.codecs import input_codecs
 from streamjoin.backfill.plan import BackfillPlan
-from streamjoin.engine import MalformedRecord, RecordReader
+from streamjoin.engine import MalformedRecord, RecordReader, ResultFormatter
+from streamjoin.schema_registry import SchemaRegistry
 
 __all__ = ["HISTORY_COLUMNS", "HistoryDecoder", "group_key"]
 
@@ -46,8 +50,14 @@ def group_key(value: Any) -> str:
 class HistoryDecoder:
     """Keep the valid history records of rows inputs and key them by rows group."""
 
-    def __init__(self, plan: BackfillPlan) -> None:
+    def __init__(
+        self, plan: BackfillPlan, *, registry_url: str | None = None, registry: SchemaRegistry | None = None
+    ) -> None:
         self._reader = RecordReader(plan.query)
+        formatter = ResultFormatter(plan.query)
+        self._decode = [
+            d for d, _ in input_codecs(plan.query, self._reader, formatter, registry, registry_url)
+        ]
         self._names = plan.query.stream_names
         self._partition_by = {f.index: f.partition_by for f in plan.feeds}
 
@@ -60,7 +70,7 @@ class HistoryDecoder:
             for index, opart, partition, offset, kafka_ts, value in zip(*columns, strict=True):
                 kts = None if kafka_ts is None or kafka_ts != kafka_ts else int(kafka_ts)
                 try:
-                    ts, record = self._reader.decode(self._names[index], value, kts)
+                    ts, record = self._decode[index](self._names[index], value, kts, math.inf)
                 except MalformedRecord:
                     continue
                 field = self._partition_by[index]

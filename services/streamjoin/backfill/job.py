@@ -35,6 +35,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.pandas.functions import pandas_udf
 
 from streamjoin.archiver.layout import ArchiveFile, ArchiveLayout, hour_start_ms
+from streamjoin.backfill.codecs import decoder_of, need_registry_url, timestamps
 from streamjoin.backfill.history import HistoryDecoder
 from streamjoin.backfill.plan import BackfillPlan, InputFeed, Strategy, plan_backfill
 from streamjoin.backfill.progress import JobProgress, ProgressPoller
@@ -102,6 +103,7 @@ class BackfillJob:
         rows_lookback: float | None = None,
         strategy: Strategy | None = None,
         partition_counts: Mapping[str, int] | None = None,
+        schema_registry_url: str | None = None,
     ) -> None:
         """Prepare the back-fill of `query` over `[start, end)` (results by `t_max`).
 
@@ -116,7 +118,13 @@ class BackfillJob:
             strategy: force `partition` or `partition-time` (default: chosen by `plan_backfill`).
             partition_counts: the partition count of input topics, for the partitioning plan
                 (default: as the archive shows them, `archive_partition_counts`).
+            schema_registry_url: the registry Avro inputs' schemas are read from (needed with any).
+
+        Raises:
+            ValueError: the query has Avro inputs and no registry URL is given.
         """
+        need_registry_url(query, schema_registry_url)
+        self.registry_url = schema_registry_url
         self.spark = spark
         self.layout = ArchiveLayout(archive_url)
         topics = tuple(dict.fromkeys(i.topic for i in query.inputs))
@@ -204,7 +212,7 @@ class BackfillJob:
             self._operator_partition(feed.index).alias("opart"),
             F.col("partition"),
             F.col("offset"),
-            _timestamp(feed).alias("ts"),
+            self._timestamp(feed).alias("ts"),
             F.col("timestamp").alias("kafka_ts"),
             F.col("value"),
         )
@@ -215,8 +223,10 @@ class BackfillJob:
         ts = F.col("ts")
         before = raw.where(ts.isNotNull() & (ts < F.lit(plan.start)) & (ts >= F.lit(history_from)))
 
+        url = self.registry_url
+
         def decode(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
-            return HistoryDecoder(plan).frames(batches)
+            return HistoryDecoder(plan, registry_url=url).frames(batches)
 
         decoded = before.mapInPandas(decode, _HISTORY_DDL)
         newest = Window.partitionBy("input", "opart", "partition", "gkey").orderBy(
@@ -227,6 +237,20 @@ class BackfillJob:
             .where(F.col("rank") <= F.lit(feed.rows))
             .select("input", "opart", "partition", "offset", "ts", "kafka_ts", "value")
         )
+
+    def _timestamp(self, feed: InputFeed) -> Column:
+        """Return the record timestamp as a double: natively for JSON, as the joiner decodes Avro."""
+        if feed.timestamp is None or self.plan.query.inputs[feed.index].format != "avro":
+            return _timestamp(feed)
+        query, url, index, stream = self.plan.query, self.registry_url, feed.index, feed.stream
+
+        def read(batches: Iterator[tuple[pd.Series, pd.Series]]) -> Iterator[pd.Series]:
+            decode = decoder_of(query, index, url)  # one decoder (and schema cache) per task
+            for values, kts in batches:
+                yield pd.Series(timestamps(decode, stream, values.tolist(), kts.tolist()), dtype="float64")
+
+        column: Column = pandas_udf(read, "double")(F.col("value"), F.col("timestamp"))  # type: ignore[call-overload]
+        return column
 
     def _operator_partition(self, index: int) -> Column:
         """Return the operator partition of a record of input `index`, as the live joiner picks it."""
@@ -263,8 +287,10 @@ class BackfillJob:
         """Return the results as a DataFrame (id, query, ts, partition, key, value), lazily."""
         plan = self.plan
 
+        url = self.registry_url
+
         def run(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
-            return GroupRunner(plan).frames(batches)
+            return GroupRunner(plan, registry_url=url).frames(batches)
 
         return self.feed().mapInPandas(run, _RESULT_DDL)
 
@@ -282,7 +308,7 @@ class BackfillJob:
             _clear_parts(sink.target)
 
         context = self.spark.sparkContext
-        finished = context.accumulator(0)
+        finished, url = context.accumulator(0), self.registry_url
 
         def run(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
             from pyspark import TaskContext
@@ -290,7 +316,7 @@ class BackfillJob:
             cpu = time.process_time()
             context = TaskContext.get()
             task = context.partitionId() if context is not None else 0
-            runner = GroupRunner(plan)
+            runner = GroupRunner(plan, registry_url=url)
             out = open_sink(sink, task)
             for rows in runner.run(batches):
                 out.write(rows)

@@ -30,9 +30,11 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from streamjoin.backfill.codecs import input_codecs
 from streamjoin.backfill.plan import BackfillPlan
 from streamjoin.engine import MalformedRecord, RecordReader, Result, ResultFormatter
 from streamjoin.operator import JoinOperator, OperatorFactory, QueryPlanner
+from streamjoin.schema_registry import SchemaRegistry
 
 __all__ = [
     "FEED_COLUMNS",
@@ -91,12 +93,22 @@ class StageStats:
 class GroupRunner:
     """Run the shared engine over the sorted groups of one Spark task."""
 
-    def __init__(self, plan: BackfillPlan) -> None:
+    def __init__(
+        self,
+        plan: BackfillPlan,
+        *,
+        registry_url: str | None = None,
+        registry: SchemaRegistry | None = None,
+    ) -> None:
+        """Run `plan`'s groups; Avro inputs read their schemas from `registry`, else from the
+        registry at `registry_url` (one client and schema cache per process: `registry_at`)."""
         self.plan = plan
         self.query = plan.query
         self._names = self.query.stream_names
         self._reader = RecordReader(self.query)
         self._formatter = ResultFormatter(self.query)
+        # Each input's (decode, piece): the engine's JSON reader, or the joiner's Avro decoder.
+        self._codecs = input_codecs(self.query, self._reader, self._formatter, registry, registry_url)
         self._factory = OperatorFactory(self.query)
         self.stats = StageStats()
         # The output record, byte for byte as the live joiner writes it: without `select`, each
@@ -118,7 +130,7 @@ class GroupRunner:
         sources: set[tuple[str, int]] = set()  # (input, source partition) seen in the group
         previous: tuple[int, int, int] | None = None
         since_advance = 0
-        names, piece_of = self._names, self._formatter.piece
+        names, codecs = self._names, self._codecs
         horizon = self._reader.horizon  # far-future records are refused as in the joiner
         for batch in batches:
             columns = [
@@ -140,9 +152,10 @@ class GroupRunner:
                 previous = identity
                 self.stats.records += 1
                 stream = names[index]
+                decode, piece_of = codecs[index]
                 kts = None if kafka_ts is None or kafka_ts != kafka_ts else int(kafka_ts)  # None or NaN
                 try:
-                    ts, decoded = self._reader.decode(stream, value, kts, horizon(operator.watermark))
+                    ts, decoded = decode(stream, value, kts, horizon(operator.watermark))
                 except MalformedRecord as exc:
                     self._malformed(str(exc))
                     continue

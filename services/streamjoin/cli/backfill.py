@@ -63,6 +63,7 @@ def backfill_command(
     status_file: Annotated[Path | None, typer.Option(help="Keep a JSON status file up to date here.")] = None,
 ) -> None:
     """Compute a query's results over an archived time range with Spark and write them."""
+    from streamjoin.backfill.codecs import need_registry_url
     from streamjoin.backfill.plan import parse_time
     from streamjoin.backfill.status import StatusFile
 
@@ -74,6 +75,7 @@ def backfill_command(
         if end <= start:
             raise ValueError(f"--to ({to}) must be after --from ({from_})")
         settings = load_settings(kafka_bootstrap=bootstrap, archive_url=archive_url, spark_master=master)
+        need_registry_url(query, settings.schema_registry_url)
     except (OSError, json.JSONDecodeError, QueryError, ValueError) as exc:
         if status is not None:
             status.update(state="failed", error=str(exc), finished_at=time.time())
@@ -137,7 +139,16 @@ def _run(
         master = settings.spark_master  # the flag (validated), else STREAMJOIN_SPARK_MASTER
     spark = spark_session(master, shuffle_partitions=tasks, driver_memory=driver_memory)
     try:
-        job = BackfillJob(spark, query, start, end, archive_url, tasks=tasks, rows_lookback=rows_lookback)
+        job = BackfillJob(
+            spark,
+            query,
+            start,
+            end,
+            archive_url,
+            tasks=tasks,
+            rows_lookback=rows_lookback,
+            schema_registry_url=settings.schema_registry_url,
+        )
         if status is not None:
             status.update(state="running", strategy=job.plan.strategy, progress=0.0)
         with Progress(

@@ -1,10 +1,10 @@
 """Record formats of an operator, chosen once per operator (docs/formats.md).
 
 Inputs: each topic gets a (decode, piece) pair. A JSON topic keeps the batch builder's own pair
-untouched; an Avro topic's decode reads the framed record by its schema id (`AvroReader`) and its
-piece carries the record re-encoded as JSON, so results splice, checkpoints and recovery work as
-for JSON inputs. Outputs: the envelope (the builder's own encoder), flat rows in JSON, or flat
-rows in Avro under the output topic's subject.
+untouched; an Avro topic's is `formats.inputs.AvroInput`'s (shared with the back-fill): decode reads
+the framed record by its schema id and piece carries the record re-encoded as JSON, so results
+splice, checkpoints and recovery work as for JSON inputs. Outputs: the envelope (the builder's own
+encoder), flat rows in JSON, or flat rows in Avro under the output topic's subject.
 """
 
 from __future__ import annotations
@@ -13,14 +13,14 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
-from streamjoin.engine import MalformedRecord, RecordReader, ResultFormatter
+from streamjoin.engine import RecordReader, ResultFormatter
 from streamjoin.engine.entry import Entry
 from streamjoin.engine.output import Piece, encode_json
-from streamjoin.formats import AvroReader, AvroWriter
-from streamjoin.formats.avro import UndecodableRecord
+from streamjoin.formats import AvroWriter
+from streamjoin.formats.inputs import avro_inputs, need_registry
 from streamjoin.joiner.outbox import OutboxRecord
 from streamjoin.query.model import QueryDef
-from streamjoin.schema_registry import RegistryUnavailable, SchemaRegistry, registry_at, subject_of
+from streamjoin.schema_registry import SchemaRegistry, registry_at, subject_of
 
 __all__ = ["Decode", "MakePiece", "OutputEncoder", "input_codecs", "output_encoder", "registry_at"]
 
@@ -44,51 +44,6 @@ class OutputEncoder(Protocol):
         ...
 
 
-class _NoRegistry:
-    """The registry of a worker configured without one: every call fails the attempt, with why."""
-
-    def __init__(self, query: QueryDef) -> None:
-        self._why = f"query {query.name!r} reads or writes Avro: set STREAMJOIN_SCHEMA_REGISTRY_URL"
-
-    def register(self, subject: str, schema: Mapping[str, Any]) -> int:
-        raise RegistryUnavailable(self._why)
-
-    def schema(self, schema_id: int) -> Mapping[str, Any]:
-        raise RegistryUnavailable(self._why)
-
-    def latest(self, subject: str) -> tuple[int, Mapping[str, Any]]:
-        raise RegistryUnavailable(self._why)
-
-
-def _need(registry: SchemaRegistry | None, query: QueryDef) -> SchemaRegistry:
-    return registry if registry is not None else _NoRegistry(query)
-
-
-class _AvroInput:
-    """Decode an Avro topic's records; `piece` gives the formatter the record as JSON."""
-
-    def __init__(self, reader: AvroReader, records: RecordReader, formatter: ResultFormatter) -> None:
-        self._avro = reader
-        self._records = records
-        self._piece = formatter.piece
-        self._json = b""  # the JSON of the record `decode` returned last, for `piece`
-
-    def decode(
-        self, stream: str, raw: bytes | None, kafka_ts: float, horizon: float
-    ) -> tuple[float, dict[str, Any]]:
-        try:
-            value = self._avro.read(raw)
-            self._json = encode_json(value)
-        except UndecodableRecord as exc:
-            raise MalformedRecord(str(exc)) from None
-        except TypeError as exc:  # bytes or fixed fields have no JSON form
-            raise MalformedRecord(f"Avro record not representable as JSON: {exc}") from None
-        return self._records.read(stream, value, kafka_ts, horizon)
-
-    def piece(self, input: int, partition: int, offset: int, raw: bytes, record: Mapping[str, Any]) -> Piece:
-        return self._piece(input, partition, offset, self._json, record)
-
-
 def input_codecs(
     query: QueryDef,
     json_codec: tuple[Decode, MakePiece],
@@ -97,15 +52,9 @@ def input_codecs(
     registry: SchemaRegistry | None,
 ) -> dict[str, tuple[Decode, MakePiece]]:
     """Return the (decode, piece) pair of each input topic (`json_codec` for JSON topics)."""
-    codecs: dict[str, tuple[Decode, MakePiece]] = {}
-    reader: AvroReader | None = None
-    for inp in query.inputs:
-        if inp.format == "avro":
-            reader = reader or AvroReader(_need(registry, query))
-            avro = _AvroInput(reader, records, formatter)
-            codecs[inp.topic] = (avro.decode, avro.piece)
-        else:
-            codecs[inp.topic] = json_codec
+    codecs: dict[str, tuple[Decode, MakePiece]] = {inp.topic: json_codec for inp in query.inputs}
+    for topic, avro in avro_inputs(query, records, formatter, registry).items():
+        codecs[topic] = (avro.decode, avro.piece)
     return codecs
 
 
@@ -196,6 +145,6 @@ def output_encoder(
     if query.output_format == "flat":
         return _FlatOutput(formatter)
     if query.output_format == "avro":
-        return _AvroOutput(query, formatter, _need(registry, query))
+        return _AvroOutput(query, formatter, need_registry(registry, query))
 
     return _Envelope(formatter, envelope)
