@@ -65,3 +65,25 @@ def test_a_backfill_started_over_rest_runs_to_the_end(start_api: StartApi, tmp_p
         assert job["progress"] == pytest.approx(1.0)
         listed = api.client.get("/v1/queries/pairs/backfills").json()
         assert [j["id"] for j in listed] == [job["id"]]
+
+
+def test_an_avro_input_without_a_schema_registry_is_refused(
+    start_api: StartApi, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("STREAMJOIN_SCHEMA_REGISTRY_URL", raising=False)
+    schema = {
+        "type": "record",
+        "name": "a",
+        "fields": [{"name": "ts", "type": "long"}, {"name": "src", "type": "long"}],
+    }
+    with start_api(schema_registry_url=None, api_backfill_dir=str(tmp_path / "jobs")) as api:
+        for body in (
+            {"name": "a", "topic": "net.a", "timestamp": "ts", "format": "avro", "schema": schema},
+            {"name": "c", "topic": "net.c", "timestamp": "ts"},
+        ):
+            assert api.client.post("/v1/streams", json=body).status_code == 201
+        assert api.client.post("/v1/queries", json=QUERY).status_code == 201
+        refused = api.client.post("/v1/queries/pairs/backfills", json={"from": 0, "to": 10})
+        assert refused.status_code == 422, refused.text
+        assert "Avro input(s) a" in refused.text and "STREAMJOIN_SCHEMA_REGISTRY_URL" in refused.text
+        assert api.client.get("/v1/queries/pairs/backfills").json() == []

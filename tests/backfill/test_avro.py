@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import sys
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,6 +24,7 @@ from typer.testing import CliRunner
 
 from streamjoin.backfill.codecs import input_codecs, timestamps
 from streamjoin.backfill.history import HistoryDecoder
+from streamjoin.backfill.jobs import BackfillJobs, BackfillRefused
 from streamjoin.backfill.plan import BackfillPlan, plan_backfill
 from streamjoin.backfill.stage import FEED_COLUMNS, GroupRunner
 from streamjoin.engine import RecordReader, ResultFormatter
@@ -147,3 +149,18 @@ def test_cli_refuses_avro_inputs_without_a_registry(tmp_path: Path, monkeypatch:
     )
     assert result.exit_code == 2
     assert "Avro input(s) a, b" in result.output and "STREAMJOIN_SCHEMA_REGISTRY_URL" in result.output
+
+
+def test_jobs_refuse_avro_inputs_without_a_registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("STREAMJOIN_SCHEMA_REGISTRY_URL", raising=False)
+    definition = dump_query(_avro_query("range"))
+    command = [sys.executable, "-c", "pass"]
+    jobs = BackfillJobs(tmp_path / "jobs", command=command)
+    with pytest.raises(BackfillRefused, match=r"Avro input\(s\) a, b.*STREAMJOIN_SCHEMA_REGISTRY_URL"):
+        jobs.start(definition, 0, 10)
+    assert not any((tmp_path / "jobs").iterdir()), "a refused back-fill starts nothing"
+    with_registry = BackfillJobs(
+        tmp_path / "ok", command=command, env={"STREAMJOIN_SCHEMA_REGISTRY_URL": "http://r"}
+    )
+    job = with_registry.start(definition, 0, 10)
+    with_registry.wait("q", job.id, timeout_s=30)

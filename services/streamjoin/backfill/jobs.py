@@ -36,10 +36,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from streamjoin.backfill.codecs import need_registry_url
 from streamjoin.backfill.status import TERMINAL_STATES, StatusFile
+from streamjoin.query import QueryError, parse_query
 
-__all__ = ["BackfillJobStatus", "BackfillJobs", "JobNotFoundError", "OutPathError"]
+__all__ = ["BackfillJobStatus", "BackfillJobs", "BackfillRefused", "JobNotFoundError", "OutPathError"]
 
+REGISTRY_URL_ENV = "STREAMJOIN_SCHEMA_REGISTRY_URL"
 _NAME_OK = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
 
 
@@ -49,6 +52,10 @@ class JobNotFoundError(KeyError):
 
 class OutPathError(ValueError):
     """The `out` path of a job is outside the directory back-fill output is confined to."""
+
+
+class BackfillRefused(ValueError):
+    """A back-fill that cannot run as asked (the message says why): nothing was started."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +120,7 @@ class BackfillJobs:
         name = str(query.get("name", ""))
         if not name or not set(name) <= _NAME_OK:
             raise ValueError(f"query name {name!r} cannot name a job directory")
+        self._check_registry(query)
         if out is not None:
             out = self.out_path(out)
         job_id = uuid.uuid4().hex[:12]
@@ -146,6 +154,18 @@ class BackfillJobs:
         self._processes[job_id] = process
         status.update(pid=process.pid)
         return self.get(name, job_id)
+
+    def _check_registry(self, query: Mapping[str, Any]) -> None:
+        """Refuse a query with Avro inputs when its jobs would have no schema registry URL."""
+        try:
+            parsed = parse_query(dict(query))
+        except QueryError:
+            return  # the job itself says what is wrong with the query
+        url = self._env.get(REGISTRY_URL_ENV) or os.environ.get(REGISTRY_URL_ENV)
+        try:
+            need_registry_url(parsed, url)
+        except ValueError as exc:
+            raise BackfillRefused(str(exc)) from None
 
     def out_path(self, out: str) -> str:
         """Return `out` resolved (inside `out_root` when set); raise `OutPathError` if it escapes."""

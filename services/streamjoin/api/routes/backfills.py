@@ -9,7 +9,7 @@ from fastapi import APIRouter, HTTPException, status
 from streamjoin.api.deps import BackfillJobsDep, QueryServiceDep
 from streamjoin.api.routes.responses import errors
 from streamjoin.api.schemas.backfills import BackfillCreate, BackfillPublic
-from streamjoin.backfill.jobs import BackfillJobStatus, JobNotFoundError
+from streamjoin.backfill.jobs import BackfillJobStatus, BackfillRefused, JobNotFoundError
 
 __all__ = ["router"]
 
@@ -38,7 +38,10 @@ async def start_backfill(
     if body.to <= body.from_:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, "to: must be after from")
     query = await queries.get(name)
-    job = jobs.start(query.definition, body.from_, body.to, out=body.out)
+    try:
+        job = jobs.start(query.definition, body.from_, body.to, out=body.out)
+    except BackfillRefused as exc:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from None
     return _public(job)
 
 
