@@ -31,7 +31,7 @@ from streamjoin.engine import RecordReader, ResultFormatter
 from streamjoin.formats import frame
 from streamjoin.query import QueryDef, parse_query
 from streamjoin.query.dump import dump_query
-from streamjoin.schema_registry import MemorySchemaRegistry, subject_of
+from streamjoin.schema_registry import MemorySchemaRegistry, SchemaRegistry, subject_of
 
 from .feed_model import feed_rows
 from .workload import Oracle, Workload, make_query, make_workload
@@ -43,8 +43,9 @@ V2 = {**V1, "fields": list(reversed(V1["fields"]))}  # another writer schema: th
 AVRO = "ab"
 
 
-def _avro_query(kind: str) -> QueryDef:
-    spec = dump_query(make_query("q", kind, TOPICS))
+def avro_query(kind: str, topics: dict[str, str] = TOPICS, name: str = "q") -> QueryDef:
+    """Return `make_query`'s query with inputs `a` and `b` in Avro."""
+    spec = dump_query(make_query(name, kind, topics))
     for inp in spec["inputs"]:
         if inp["stream"] in AVRO:
             inp["format"] = "avro"
@@ -64,9 +65,10 @@ def _encode(value: bytes, schema: dict[str, Any], schema_id: int) -> bytes:
     return frame(schema_id, buffer.getvalue())
 
 
-def _avro_values(w: Workload, registry: MemorySchemaRegistry) -> dict[tuple[str, int, int], bytes]:
-    """Return the Avro value of every record of the Avro streams, by (stream, partition, offset)."""
-    ids = {s: (registry.register(subject_of(TOPICS[s]), V1), registry.register(subject_of(TOPICS[s]), V2))
+def avro_values(w: Workload, registry: SchemaRegistry) -> dict[tuple[str, int, int], bytes]:
+    """Return the Avro value of every record of the Avro streams, by (stream, partition, offset):
+    schema V1 at even offsets, V2 at odd ones (both registered under the topic's subject)."""
+    ids = {s: (registry.register(subject_of(w.topics[s]), V1), registry.register(subject_of(w.topics[s]), V2))
            for s in AVRO}  # fmt: skip
     return {
         (stream, p, offset): _encode(value, V2 if offset % 2 else V1, ids[stream][offset % 2])
@@ -98,25 +100,25 @@ def _run(plan: BackfillPlan, rows: list[tuple[Any, ...]], registry: MemorySchema
 def test_avro_inputs_back_fill_as_json_inputs_do(kind: str, seed: int) -> None:
     w = make_workload(TOPICS, partitions=3, records=600, seed=seed)
     registry = MemorySchemaRegistry()
-    avro_values = _avro_values(w, registry)
-    json_query, avro_query = make_query("q", kind, TOPICS), _avro_query(kind)
-    names = avro_query.stream_names
+    values = avro_values(w, registry)
+    json_query, query = make_query("q", kind, TOPICS), avro_query(kind)
+    names = query.stream_names
     for start, end in [(0, 10_000), (150, 420)]:
         json_plan = plan_backfill(json_query, start, end, target_groups=4, partitions=3)
-        avro_plan = plan_backfill(avro_query, start, end, target_groups=4, partitions=3)
+        avro_plan = plan_backfill(query, start, end, target_groups=4, partitions=3)
         rows = feed_rows(json_plan, w)
-        avro_rows = [(*r[:6], avro_values.get((names[r[1]], r[2], r[3]), r[6])) for r in rows]
+        avro_rows = [(*r[:6], values.get((names[r[1]], r[2], r[3]), r[6])) for r in rows]
         assert sum(r[6] != a[6] for r, a in zip(rows, avro_rows, strict=True)) > 100
         want, json_runner = _run(json_plan, rows, registry)
         got, avro_runner = _run(avro_plan, avro_rows, registry)
-        assert Counter(list(got)) == Oracle(avro_query, w.events).ids(start, end)
+        assert Counter(list(got)) == Oracle(query, w.events).ids(start, end)
         assert got == want  # the same output records (the Avro components as their JSON)
         assert avro_runner.stats.malformed == json_runner.stats.malformed > 0
         assert len(want) > 20
 
 
 def test_unknown_schema_ids_and_unframed_values_are_malformed_records() -> None:
-    query = _avro_query("range")
+    query = avro_query("range")
     registry = MemorySchemaRegistry()
     decode = input_codecs(query, RecordReader(query), ResultFormatter(query), registry)[0][0]
     good = _encode(json.dumps({"ts": 7, "k": 1, "v": 2, "g": 0, "n": 3}).encode(), V1,
@@ -126,7 +128,7 @@ def test_unknown_schema_ids_and_unframed_values_are_malformed_records() -> None:
 
 
 def test_rows_history_reads_avro_values() -> None:
-    query = _avro_query("partitioned")
+    query = avro_query("partitioned")
     registry = MemorySchemaRegistry()
     schema_id = registry.register("t.a-value", V1)
     plan = plan_backfill(query, 100, 200, partitions=1)
@@ -143,7 +145,7 @@ def test_cli_refuses_avro_inputs_without_a_registry(tmp_path: Path, monkeypatch:
 
     monkeypatch.delenv("STREAMJOIN_SCHEMA_REGISTRY_URL", raising=False)
     path = tmp_path / "q.json"
-    path.write_text(json.dumps(dump_query(_avro_query("range"))))
+    path.write_text(json.dumps(dump_query(avro_query("range"))))
     result = CliRunner().invoke(
         app, ["backfill", str(path), "--from", "0", "--to", "10", "--out", str(tmp_path)]
     )
@@ -153,7 +155,7 @@ def test_cli_refuses_avro_inputs_without_a_registry(tmp_path: Path, monkeypatch:
 
 def test_jobs_refuse_avro_inputs_without_a_registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("STREAMJOIN_SCHEMA_REGISTRY_URL", raising=False)
-    definition = dump_query(_avro_query("range"))
+    definition = dump_query(avro_query("range"))
     command = [sys.executable, "-c", "pass"]
     jobs = BackfillJobs(tmp_path / "jobs", command=command)
     with pytest.raises(BackfillRefused, match=r"Avro input\(s\) a, b.*STREAMJOIN_SCHEMA_REGISTRY_URL"):
