@@ -25,7 +25,14 @@ from streamjoin.query.model import QueryDef
 from streamjoin.query.partitioning import PartitioningPlan, plan_partitioning, repartition_topic
 from streamjoin.state.redis.repartition_store import RepartitionStore
 
-__all__ = ["DEFAULT_DEAD_LETTER", "QueryLayout", "lay_out", "possible_internal_topics", "status_note"]
+__all__ = [
+    "DEFAULT_DEAD_LETTER",
+    "QueryLayout",
+    "lay_out",
+    "possible_internal_topics",
+    "status_note",
+    "unsupported_rekeying",
+]
 
 DEFAULT_DEAD_LETTER = "streamjoin.dead-letter"
 
@@ -88,6 +95,9 @@ async def lay_out(
     query = spec.query
     plan = plan_partitioning(query, counts)
     n = plan.partitions
+    unsupported = unsupported_rekeying(query, plan)
+    if unsupported is not None:
+        return unsupported
     dead = query.dead_letter_topic or DEFAULT_DEAD_LETTER
     created = await asyncio.to_thread(ensure_output_topics, kafka, query.output_topic, dead, n)
     outputs = OutputTopics(query.output_topic, created[0], dead, created[1], n)
@@ -111,3 +121,22 @@ async def lay_out(
         for s in range(counts[r.topic])
     )
     return QueryLayout(plan, outputs, setup, jobs)
+
+
+def unsupported_rekeying(query: QueryDef, plan: PartitioningPlan) -> str | None:
+    """Return why `plan` cannot run, or None: an Avro input re-keyed across several partitions (the
+    repartitioner routes by the record's JSON value, so every Avro record would stay in its source
+    partition's place and matches across source partitions would be missed)."""
+    avro = [
+        r.stream
+        for r in plan.rekeyed
+        if r.attribute is not None
+        and plan.partitions > 1
+        and query.inputs[query.input_index(r.stream)].format == "avro"
+    ]
+    if not avro:
+        return None
+    return (
+        f"input(s) {avro} are Avro and would be re-keyed across {plan.partitions} partitions, which is"
+        " not supported yet: key their producers by the join attribute and declare it as the stream's key"
+    )
