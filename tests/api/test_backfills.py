@@ -87,3 +87,16 @@ def test_an_avro_input_without_a_schema_registry_is_refused(
         assert refused.status_code == 422, refused.text
         assert "Avro input(s) a" in refused.text and "STREAMJOIN_SCHEMA_REGISTRY_URL" in refused.text
         assert api.client.get("/v1/queries/pairs/backfills").json() == []
+
+
+def test_a_back_fill_into_a_flat_output_topic_is_refused(start_api: StartApi, tmp_path: Path) -> None:
+    """The back-fill writes the JSON envelope: into a topic the joiner fills with flat rows it would
+    mix two shapes, so that is a 422 naming the format and the way out (`out`: Parquet files)."""
+    with start_api(api_backfill_dir=str(tmp_path / "jobs")) as api:
+        _register(api)
+        flat = {**QUERY, "name": "flat", "output": {"topic": "pairs.out", "format": "flat"}}
+        assert api.client.post("/v1/queries", json=flat).status_code == 201
+        refused = api.client.post("/v1/queries/flat/backfills", json={"from": 0, "to": 10})
+        assert refused.status_code == 422, refused.text
+        assert "'flat' output records" in refused.text and "--out" in refused.text
+        assert api.client.get("/v1/queries/flat/backfills").json() == []

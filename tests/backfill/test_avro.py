@@ -166,3 +166,16 @@ def test_jobs_refuse_avro_inputs_without_a_registry(tmp_path: Path, monkeypatch:
     )
     job = with_registry.start(definition, 0, 10)
     with_registry.wait("q", job.id, timeout_s=30)
+
+
+def test_only_envelope_output_goes_to_the_output_topic() -> None:
+    from streamjoin.backfill.codecs import need_envelope_for_topic
+
+    inputs = [{"stream": s, "topic": s, "window": {"range": 10}} for s in "ab"]
+    base = {"name": "q", "inputs": inputs, "where": [["a.k", "=", "b.k"]]}
+    envelope = parse_query({**base, "output": {"topic": "o"}})
+    flat = parse_query({**base, "output": {"topic": "o", "format": "flat"}})
+    need_envelope_for_topic(envelope, None)
+    need_envelope_for_topic(flat, "files/")  # Parquet files: the envelope, as documented
+    with pytest.raises(ValueError, match="'flat' output records"):
+        need_envelope_for_topic(flat, None)

@@ -24,6 +24,7 @@ __all__ = [
     "avro_streams",
     "decoder_of",
     "input_codecs",
+    "need_envelope_for_topic",
     "need_registry_url",
     "timestamps",
 ]
@@ -47,6 +48,17 @@ def need_registry_url(query: QueryDef, url: str | None) -> None:
         raise ValueError(
             f"query {query.name!r} reads Avro input(s) {', '.join(streams)}: the back-fill decodes them "
             "with the schema registry; set STREAMJOIN_SCHEMA_REGISTRY_URL"
+        )
+
+
+def need_envelope_for_topic(query: QueryDef, out: str | None) -> None:
+    """Raise ValueError when the results would go to the query's output topic (`out` None) in the
+    JSON envelope while the live joiner writes it as `flat` or `avro` rows: one topic, two shapes."""
+    if out is None and query.output_format != "envelope":
+        raise ValueError(
+            f"query {query.name!r} writes {query.output_format!r} output records; the back-fill writes "
+            "the JSON envelope only, so it cannot write to the query's output topic yet: pass --out "
+            '(REST: "out") to write Parquet files instead'
         )
 
 

@@ -36,7 +36,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from streamjoin.backfill.codecs import need_registry_url
+from streamjoin.backfill.codecs import need_envelope_for_topic, need_registry_url
 from streamjoin.backfill.status import TERMINAL_STATES, StatusFile
 from streamjoin.query import QueryError, parse_query
 
@@ -120,7 +120,7 @@ class BackfillJobs:
         name = str(query.get("name", ""))
         if not name or not set(name) <= _NAME_OK:
             raise ValueError(f"query name {name!r} cannot name a job directory")
-        self._check_registry(query)
+        self._check_registry(query, out)
         if out is not None:
             out = self.out_path(out)
         job_id = uuid.uuid4().hex[:12]
@@ -155,8 +155,9 @@ class BackfillJobs:
         status.update(pid=process.pid)
         return self.get(name, job_id)
 
-    def _check_registry(self, query: Mapping[str, Any]) -> None:
-        """Refuse a query with Avro inputs when its jobs would have no schema registry URL."""
+    def _check_registry(self, query: Mapping[str, Any], out: str | None) -> None:
+        """Refuse a query with Avro inputs when its jobs would have no schema registry URL, and one
+        whose output topic holds flat or Avro rows when the results would go there."""
         try:
             parsed = parse_query(dict(query))
         except QueryError:
@@ -164,6 +165,7 @@ class BackfillJobs:
         url = self._env.get(REGISTRY_URL_ENV) or os.environ.get(REGISTRY_URL_ENV)
         try:
             need_registry_url(parsed, url)
+            need_envelope_for_topic(parsed, out)
         except ValueError as exc:
             raise BackfillRefused(str(exc)) from None
 

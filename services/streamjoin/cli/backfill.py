@@ -63,7 +63,7 @@ def backfill_command(
     status_file: Annotated[Path | None, typer.Option(help="Keep a JSON status file up to date here.")] = None,
 ) -> None:
     """Compute a query's results over an archived time range with Spark and write them."""
-    from streamjoin.backfill.codecs import need_registry_url
+    from streamjoin.backfill.codecs import need_envelope_for_topic, need_registry_url
     from streamjoin.backfill.plan import parse_time
     from streamjoin.backfill.status import StatusFile
 
@@ -76,6 +76,7 @@ def backfill_command(
             raise ValueError(f"--to ({to}) must be after --from ({from_})")
         settings = load_settings(kafka_bootstrap=bootstrap, archive_url=archive_url, spark_master=master)
         need_registry_url(query, settings.schema_registry_url)
+        need_envelope_for_topic(query, out)
     except (OSError, json.JSONDecodeError, QueryError, ValueError) as exc:
         if status is not None:
             status.update(state="failed", error=str(exc), finished_at=time.time())
