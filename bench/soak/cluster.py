@@ -1,15 +1,20 @@
 """The system under test: its own broker, its own Redis and N joiner workers, all real processes.
 
-Faults act on it (`bench/soak/faults.py`); it also answers the two questions they and the lag
-probe ask of Redis: which partitions a worker owns with a batch committed but not yet known to be
-published (a batch in flight), and how far the operators and repartitioners are (`bench/soak/drain.py`).
+Faults act on it (`bench/soak/faults.py`); like a supervisor (Kubernetes, compose's `restart:`), it
+starts again a worker that exits on its own (`supervise`: a worker leaves a stalled consumer group
+by exiting, `joiner/group_watch.py`), but not one a fault is stopping. It also answers the two
+questions they and the lag probe ask of Redis: which partitions a worker owns with a batch committed
+but not yet known to be published (a batch in flight), and how far the operators and repartitioners
+are (`bench/soak/drain.py`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import redis
@@ -41,6 +46,9 @@ class Cluster:
         self.query = ""
         self.partitions = 0
         self._paused: set[int] = set()
+        self._held: set[int] = set()
+        self.restarts: list[dict[str, object]] = []
+        """The workers `supervise` started again: which, when (monotonic s) and their exit code."""
         self._watermarks: Consumer | None = None
 
     @property
@@ -81,6 +89,25 @@ class Cluster:
                                    name=f"w{i + 1}", extra=session)  # fmt: skip
             worker.start()
             self.workers.append(worker)
+
+    @contextlib.contextmanager
+    def hold(self, index: int) -> Iterator[None]:
+        """Keep `supervise` away from worker `index` while a fault stops and starts it."""
+        self._held.add(index)
+        try:
+            yield
+        finally:
+            self._held.discard(index)
+
+    def supervise(self) -> None:
+        """Start again every worker that exited on its own (not held by a fault)."""
+        for index, worker in enumerate(self.workers):
+            process = worker.process
+            if index in self._held or process is None or process.running:
+                continue
+            code = process.stop(timeout_ms=0)  # reaps it (and any straggler of its group)
+            worker.start()
+            self.restarts.append({"worker": f"w{index + 1}", "exit_code": code, "at": time.monotonic()})
 
     def signal_worker(self, index: int, signum: signal.Signals) -> None:
         """Send `signum` to worker `index`'s process group."""

@@ -62,9 +62,10 @@ class Kill:
                 caught = await asyncio.to_thread(cluster.in_flight, self.worker)
                 if not caught:
                     await asyncio.sleep(0.01)
-        cluster.workers[self.worker].kill()
-        await asyncio.sleep(self.down_s)
-        cluster.workers[self.worker].start()
+        with cluster.hold(self.worker):
+            cluster.workers[self.worker].kill()
+            await asyncio.sleep(self.down_s)
+            cluster.workers[self.worker].start()
         return {"in_flight_partitions": caught}
 
 
@@ -82,8 +83,9 @@ class Restart:
         began = time.monotonic()
         # The worker bounds its own shutdown (9 s); on a loaded machine its exit can take longer,
         # and the harness's default 10 s would turn the clean restart into a SIGKILL.
-        code = await asyncio.to_thread(cluster.workers[self.worker].stop, 30_000)
-        cluster.workers[self.worker].start()
+        with cluster.hold(self.worker):
+            code = await asyncio.to_thread(cluster.workers[self.worker].stop, 30_000)
+            cluster.workers[self.worker].start()
         return {"exit_code": code, "stop_s": round(time.monotonic() - began, 1)}
 
 

@@ -105,6 +105,9 @@ class Report:
     duplicates: list[dict[str, Any]] = field(default_factory=list)
     """Up to 20 results received twice: where the first and the second copy landed (partition,
     offset) and the second copy's headers."""
+    restarts: list[dict[str, Any]] = field(default_factory=list)
+    """Workers that exited on their own and were started again (`Cluster.supervise`): which, when
+    (s since production started) and their exit code (75: it left a stalled group)."""
 
     def as_json(self) -> dict[str, Any]:
         """Return the report as JSON-ready data."""
@@ -123,6 +126,7 @@ class Report:
             "verdict": self.verdict.as_json(),
             "lag": [[round(t, 1), lag] for t, lag in self.lag],
             "duplicates": self.duplicates,
+            "restarts": self.restarts,
         }
 
 
@@ -235,6 +239,7 @@ class _Run:
         cluster.start_workers(
             group=self.group, prefix=self.prefix, query=self.name, partitions=spec.partitions
         )
+        supervisor = asyncio.create_task(self._supervise())
         await wait_running(cluster.redis.url, self.prefix, self.name, spec.partitions, timeout_s=120)
         producer = _PacedProducer(cluster.bootstrap, self.topics, RecordMaker(spec, s.rate, self.ledger),
                                   s.rate, s.duration_s)  # fmt: skip
@@ -262,7 +267,14 @@ class _Run:
                 )
         finally:
             sampler.cancel()
+            supervisor.cancel()
         return await self._compare(producer.start_time, drain_s)
+
+    async def _supervise(self) -> None:
+        """Start again, within half a second, a worker that exited on its own (`Cluster.supervise`)."""
+        while True:
+            await asyncio.to_thread(self.cluster.supervise)
+            await asyncio.sleep(0.5)
 
     async def _faults(self, start: float) -> None:
         for fault in sorted(self.scenario.schedule, key=lambda f: f.at_s):
@@ -329,7 +341,8 @@ class _Run:
             produced=self.ledger.produced, poison=len(self.ledger.poison), padded=len(self.ledger.padded),
             faults=self.faults, lag=self.lag, verdict=verdict(expected, got, dead),
             drain_s=drain_s, not_drained=self.behind, oracle_s=oracle_s, compare_s=time.monotonic() - began,
-            duplicates=copies,
+            duplicates=copies, restarts=[{**r, "at": round(float(r["at"]) - start, 1)}
+                                         for r in self.cluster.restarts],
         )  # fmt: skip
 
 

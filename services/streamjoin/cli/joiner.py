@@ -32,9 +32,11 @@ def run_joiner(
     fetch_wait_ms: int = 10,
     idle_timeout_ms: int | None = None,
     session_timeout_ms: int = 10_000,
+    group_stall_ms: int | None = None,
     exit_within_ms: int = 9_000,
 ) -> None:
-    """Run a worker until SIGTERM or SIGINT; exit within `exit_within_ms` of the signal whatever happens."""
+    """Run a worker until SIGTERM or SIGINT (exit code 0), or until it leaves a stalled consumer group
+    (`EXIT_GROUP_STALLED`, 75: start it again); exit within `exit_within_ms` of either whatever happens."""
     from streamjoin.engine import tune_gc
     from streamjoin.joiner import JoinerWorker, OperatorConfig, WorkerConfig
     from streamjoin.joiner.config import default_worker_id
@@ -47,6 +49,7 @@ def run_joiner(
         ready_host=ready_host,
         ready_port=ready_port,
         session_timeout_ms=session_timeout_ms,
+        group_stall_ms=group_stall_ms,
         operator=OperatorConfig(
             max_batch=max_batch,
             fetch_wait_ms=fetch_wait_ms,
@@ -58,23 +61,33 @@ def run_joiner(
     )
     tune_gc()
 
-    async def main() -> None:
+    async def main() -> int:
         worker = JoinerWorker(settings, config)
         loop = asyncio.get_running_loop()
 
         def on_signal(signum: int) -> None:
             _log.info("signal %d: stopping", signum)
+            worker.request_stop()
+
+        async def bound_the_exit() -> None:
+            await worker.stop_requested()
             # The state is crash-safe, so a shutdown that hangs (Faust can) is cut short.
-            timer = threading.Timer(exit_within_ms / 1000, lambda: os._exit(0))
+            timer = threading.Timer(exit_within_ms / 1000, lambda: os._exit(worker.exit_code))
             timer.daemon = True
             timer.start()
-            worker.request_stop()
 
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, on_signal, signum)
-        await worker.run()
+        bound = asyncio.create_task(bound_the_exit())
+        try:
+            await worker.run()
+        finally:
+            bound.cancel()
+        return worker.exit_code
 
-    asyncio.run(main())
+    code = asyncio.run(main())
+    if code:
+        raise SystemExit(code)
 
 
 def register(app: typer.Typer) -> None:
@@ -101,6 +114,13 @@ def register(app: typer.Typer) -> None:
             int | None, typer.Option(help="Idle input partitions stop holding the watermark after this.")
         ] = None,
         session_timeout_ms: Annotated[int, typer.Option(help="Group session timeout.")] = 10_000,
+        group_stall_ms: Annotated[
+            int | None,
+            typer.Option(
+                help="Exit (code 75, to be started again) when a rebalance leaves the worker without an"
+                " assignment this long (default: 3 session timeouts)."
+            ),
+        ] = None,
         log_level: Annotated[str, typer.Option(help="Logging level.")] = "INFO",
     ) -> None:
         """Run one joiner worker in the foreground until SIGTERM."""
@@ -120,4 +140,5 @@ def register(app: typer.Typer) -> None:
             fetch_wait_ms=fetch_wait_ms,
             idle_timeout_ms=idle_timeout_ms,
             session_timeout_ms=session_timeout_ms,
+            group_stall_ms=group_stall_ms,
         )

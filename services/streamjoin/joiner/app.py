@@ -18,7 +18,7 @@ from faust.transport.conductor import Conductor
 from faust.transport.drivers.aiokafka import Consumer as AIOKafkaConsumer
 from mode import Service
 
-from streamjoin.joiner.group_watch import watch_group
+from streamjoin.joiner.group_watch import default_stall_bound_ms, watch_group
 from streamjoin.kafka import KafkaClients
 
 __all__ = [
@@ -88,6 +88,7 @@ def make_app(
     datadir: str,
     session_timeout_ms: int = 10_000,
     heartbeat_interval_ms: int = 2_000,
+    group_stall_ms: int | None = None,
 ) -> faust.App:
     """Build the Faust app of a joiner group.
 
@@ -98,6 +99,8 @@ def make_app(
             Redis), but Faust creates it, by default as `<app id>-data/` in the working directory.
         session_timeout_ms: how long a silent worker keeps its partitions before a rebalance.
         heartbeat_interval_ms: group heartbeat period.
+        group_stall_ms: how long a rebalance may leave the worker without an assignment before it
+            counts as stalled (`group_watch`); None: three session timeouts.
     """
     app = faust.App(
         app_id,
@@ -120,11 +123,7 @@ def make_app(
     # Per-app overrides of the transport's class attributes (`Transport.create_consumer` and
     # `create_conductor` instantiate `self.Consumer` / `self.Conductor`), other apps untouched.
     vars(app.transport).update(Consumer=AssignmentOnlyConsumer, Conductor=FastResubscribeConductor)
-    watch_group(
-        app,
-        rebalance_timeout_s=app.conf.broker_rebalance_timeout,
-        session_timeout_s=session_timeout_ms / 1000,
-    )
+    watch_group(app, stall_bound_ms=group_stall_ms or default_stall_bound_ms(session_timeout_ms))
     return app
 
 

@@ -29,6 +29,9 @@ class WorkerConfig:
     ready_port: int | None = None
     """Port of `GET /readyz`; None: no HTTP endpoint (the heartbeat key still reports)."""
     session_timeout_ms: int = 10_000
+    group_stall_ms: int | None = None
+    """Exit (to rejoin) when a rebalance leaves the worker without assignment this long (`group_watch`;
+    None: three session timeouts)."""
     heartbeat_ms: int = 1_000
     stats_interval_ms: int = 1_000
     replan_interval_ms: int = 5_000

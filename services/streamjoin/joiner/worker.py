@@ -32,7 +32,7 @@ from streamjoin.joiner.repartitioners import Repartitioners
 from streamjoin.joiner.status import StatusReporter
 from streamjoin.joiner.tasks import every, retry_until_stopped
 from streamjoin.joiner.topic_setup import ANCHOR_TOPIC, ensure_anchor_topic
-from streamjoin.joiner.worker_checks import check_faust, probe_kafka, publish_stats
+from streamjoin.joiner.worker_checks import probe_kafka, publish_stats, watch_faust
 from streamjoin.kafka import Consumer, KafkaClients, new_consumer
 from streamjoin.registry import RegistryStore
 from streamjoin.settings import Settings
@@ -79,10 +79,16 @@ class JoinerWorker:
         self._lock = asyncio.Lock()
         self._started_at = time.time()
         self._tasks: set[asyncio.Future[None]] = set()
+        self.exit_code = 0  # the process's, once `run` returned (`group_watch.EXIT_GROUP_STALLED`: rejoin)
 
-    def request_stop(self) -> None:
-        """Ask the worker to shut down (SIGTERM)."""
+    def request_stop(self, exit_code: int = 0) -> None:
+        """Ask the worker to shut down (SIGTERM, or `exit_code` != 0: it must be started again)."""
+        self.exit_code = self.exit_code or exit_code
         self._stop.set()
+
+    async def stop_requested(self) -> None:
+        """Return once a shutdown was asked for (the caller bounds how long it may take)."""
+        await self._stop.wait()
 
     # -- life cycle ---------------------------------------------------------------------------
 
@@ -109,7 +115,10 @@ class JoinerWorker:
                 self._kafka,
                 datadir=self._faust_dir.name,
                 session_timeout_ms=self.config.session_timeout_ms,
+                group_stall_ms=self.config.group_stall_ms,
             )
+            guard = watch_faust(self._app, self.health, self.request_stop)  # from the first join on
+            tasks = [asyncio.create_task(guard, name="faust")]
             self._app.on_partitions_revoked.connect(self._on_revoked)
             self._app.on_partitions_assigned.connect(self._on_assigned)
             self._specs, _ = specs_from_snapshot(snapshot)
@@ -120,14 +129,13 @@ class JoinerWorker:
             await self._app.start()
             self.health.started = True
             _log.info("worker %s started (group %s)", self.config.worker_id, self.config.group)
-            tasks = [
+            tasks += [
                 asyncio.create_task(self._watch_registry(), name="registry"),
                 asyncio.create_task(self._every(self.config.heartbeat_ms, self._heartbeat), name="heartbeat"),
                 asyncio.create_task(
                     self._every(self.config.stats_interval_ms, self._publish_stats), name="stats"
                 ),
                 asyncio.create_task(self._every(self.config.replan_interval_ms, self._replan), name="replan"),
-                asyncio.create_task(self._every(1_000, self._check_faust), name="faust"),
                 asyncio.create_task(self._every(1_000, self._probe_kafka), name="kafka"),
                 asyncio.create_task(self._every(10_000, self._rekeyers.sweep), name="internal-topics"),
             ]
@@ -218,8 +226,7 @@ class JoinerWorker:
             self._status.retain(snapshot.queries)
             for name, problem in problems.items():
                 self._status.problem(name, problem)
-        new_agents = add_input_topics(self._app, self._all_topics(), self._known_topics)
-        for agent in new_agents:
+        for agent in add_input_topics(self._app, self._all_topics(), self._known_topics):
             await agent.start()
         await self._reconcile()
 
@@ -243,7 +250,9 @@ class JoinerWorker:
             doomed = [k for k in self._ops if not self._owned(k)]
             await self._stop_ops(doomed, released="a rebalance")
             await self._rekeyers.sync(self._wanted_jobs())
-            await self._flush_publisher()
+            publisher, timeout_ms = self._publisher, self.config.operator.stop_timeout_ms
+            if publisher is not None and (left := await publisher.flush(timeout_ms)):
+                _log.warning("%d output records still unacknowledged after a revoke", left)
 
     async def _on_assigned(self, sender: Any, assigned: Iterable[Any], **_: Any) -> None:
         self._assigned = {(tp.topic, tp.partition) for tp in assigned}
@@ -354,12 +363,6 @@ class JoinerWorker:
             self._op_fingerprint.pop(key, None)
             await self._status.dropped(*key, released=released, partitions=self._partitions.get(key[0]))
 
-    async def _flush_publisher(self) -> None:
-        if self._publisher is not None:
-            left = await self._publisher.flush(self.config.operator.stop_timeout_ms)
-            if left:
-                _log.warning("%d output records still unacknowledged after a revoke", left)
-
     def _background(self, coro: Coroutine[Any, Any, None]) -> None:
         """Run `coro` in a task the worker keeps a reference to (the loop only holds weak ones)."""
         task = asyncio.ensure_future(coro)
@@ -384,9 +387,6 @@ class JoinerWorker:
         )
         # Also picks up what an earlier attempt could not do (topics missing, an operator that ended).
         self._kick()
-
-    async def _check_faust(self) -> None:
-        check_faust(self._app, self.health)
 
     async def _probe_kafka(self) -> None:
         assert self._meta is not None

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+import logging
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
 from streamjoin.joiner.app import crashed_services
-from streamjoin.joiner.group_watch import group_problem
+from streamjoin.joiner.group_watch import EXIT_GROUP_STALLED, group_problem
 from streamjoin.joiner.health import Health
 from streamjoin.joiner.operator import PartitionOperator
 from streamjoin.joiner.operator_stats import window_stats
@@ -16,8 +17,9 @@ from streamjoin.kafka import Consumer, ConsumerError
 from streamjoin.registry import RegistryStore
 from streamjoin.state.redis import RedisStateStore
 
-__all__ = ["check_faust", "probe_kafka", "publish_stats"]
+__all__ = ["check_faust", "probe_kafka", "publish_stats", "watch_faust"]
 
+_log = logging.getLogger(__name__)
 _KAFKA_PROBE_TIMEOUT_S = 2.0
 
 
@@ -30,6 +32,28 @@ def check_faust(app: Any, health: Health) -> None:
     else:
         health.ok("faust")
     health.set("group", group_problem(app) if app is not None else None)
+
+
+async def watch_faust(
+    app: Any, health: Health, leave: Callable[[int], None], *, interval_s: float = 1.0
+) -> None:
+    """Run `check_faust` every `interval_s`; once the group stalled (`group_watch`) while a broker
+    answers, call `leave(EXIT_GROUP_STALLED)` and return. Start it before the app: the first join
+    can stall too.
+
+    While no broker answers ("kafka" or the probe failing) the worker waits: a new process would not
+    join a group either.
+    """
+    while True:
+        await asyncio.sleep(interval_s)
+        check_faust(app, health)
+        stalled = health.problems().get("group")
+        if stalled is None or any("kafka" in component for component in health.problems()):
+            continue
+        _log.error("leaving the consumer group: %s; exiting with code %d to rejoin as a new member",
+                   stalled, EXIT_GROUP_STALLED)  # fmt: skip
+        leave(EXIT_GROUP_STALLED)
+        return
 
 
 async def probe_kafka(meta: Consumer) -> None:
