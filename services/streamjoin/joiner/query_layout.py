@@ -105,7 +105,9 @@ async def lay_out(
     if not rekeyed:
         return QueryLayout(plan, outputs, None, ())
     gen = generation(spec.created_at, spec.revision)
-    await store.record_topics(spec.name, gen.decode(), [t for _, t in rekeyed])  # before creating them
+    busy = await store.record_topics(spec.name, gen.decode(), [t for _, t in rekeyed])  # before creating
+    if busy:  # an earlier incarnation's, a sweep deletes them now: created again on the next try
+        return f"waiting for the deletion of internal topics {', '.join(busy)} (an earlier definition's)"
     problem = await asyncio.to_thread(ensure_internal_topics, kafka, [t for _, t in rekeyed], n)
     if (
         problem is not None

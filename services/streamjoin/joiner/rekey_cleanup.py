@@ -12,6 +12,14 @@ re-key that input or re-keys it with another partition count (the layout then cr
 Workers laying the query out compute the same plan, so they only create what the sweep keeps;
 deleting is idempotent, so several workers sweeping at once do no harm.
 
+The registry may change between the sweep's read and its delete: a query deleted and registered
+again under its name lays out the same topic names. So right before deleting a topic the sweep
+marks it in Redis, atomically with checking that its ledger entry is still the (query, incarnation)
+it judged unused (`RepartitionStore.mark_deleting`); a new incarnation records its topics (before
+creating them) only while no mark is on them. Either the new incarnation recorded first (the mark
+is refused and the topic kept), or it waits for the deletion and creates the topic again. A mark
+outlives a crashed sweeper by `MARK_TTL_MS` at most.
+
 A lagging worker that still reads or writes a deleted topic cannot bring it back: none of
 streamjoin's clients asks the broker to create a topic (`streamjoin.kafka.no_autocreate`, and the
 repartitioners' producer has `allow.auto.create.topics` off), and deleting a query's positions
@@ -22,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import uuid
 from collections.abc import Iterable
 
 from streamjoin.joiner.query_layout import possible_internal_topics
@@ -34,9 +43,13 @@ from streamjoin.query.partitioning import plan_partitioning
 from streamjoin.registry import RegistryStore
 from streamjoin.state.redis.repartition_store import RepartitionStore
 
-__all__ = ["InternalTopics"]
+__all__ = ["MARK_TTL_MS", "InternalTopics"]
 
 _log = logging.getLogger(__name__)
+
+MARK_TTL_MS = 90_000
+"""How long a deletion mark holds off a new incarnation's layout: the delete request's own bound
+(`Admin.delete_topics`, 30 s) three times over, so a live sweeper's mark never expires under it."""
 
 
 class InternalTopics:
@@ -86,9 +99,15 @@ class InternalTopics:
                         continue  # kept for the new definition (one with another count is replaced)
                 else:
                     await self._store.drop(query)
-                await asyncio.to_thread(delete_internal_topics, self._kafka, [topic])
-                if await self._store.forget_topic(topic, query, gen):
-                    deleted.append(topic)
+                token = uuid.uuid4().hex
+                if not await self._store.mark_deleting(topic, query, gen, token, MARK_TTL_MS):
+                    continue  # a new incarnation recorded it since the ledger was read (or another sweep)
+                try:
+                    await asyncio.to_thread(delete_internal_topics, self._kafka, [topic])
+                    if await self._store.forget_topic(topic, query, gen):
+                        deleted.append(topic)
+                finally:
+                    await self._store.unmark_deleting(topic, token)
             if deleted:
                 _log.info("deleted internal topics no query uses: %s", ", ".join(deleted))
             return deleted

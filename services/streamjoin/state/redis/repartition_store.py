@@ -8,7 +8,12 @@ produce any more (each produce is preceded by `check_owner`).
 
 The ledger `<prefix>internal-topics` (a hash: internal topic -> JSON `{"query", "generation"}`)
 lists every internal topic a worker created or a deleted or redefined query may have left, so that
-deleting them survives a crash of whoever started it (`streamjoin.joiner.rekey_cleanup`).
+deleting them survives a crash of whoever started it (`streamjoin.joiner.rekey_cleanup`). A sweep
+about to delete a topic marks it in the same hash (field `@deleting:<topic>`, no topic name starts
+with `@`: its token and deadline), only if the topic's entry is still the one it judged unused; a
+worker laying a query out records its topics only while no live mark is on them. So a query deleted
+and registered again while a sweep runs either records its topics first (the mark is refused, the
+topic stays) or waits until the deletion is over and creates them again.
 
 >>> RepartitionStore.key("streamjoin:", "flows", "b", 3)
 'streamjoin:{3}:repart:5:flows:b'
@@ -58,6 +63,56 @@ if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then return redis.call('HDEL'
 return 0
 """
 
+_DELETING = "@deleting:"
+"""The ledger field marking a topic a sweep is deleting (`mark_deleting`)."""
+
+_LIVE_MARK = """
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local function live_mark(topic)
+  local mark = redis.call('HGET', KEYS[1], '@deleting:' .. topic)
+  return mark and tonumber(string.match(mark, ' (%d+)$')) > now_ms()
+end
+"""
+
+# KEYS[1] the ledger; ARGV: topic, the entry it must still hold, token, how long the mark lives (ms).
+_MARK_DELETING = (
+    _LIVE_MARK
+    + """
+if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] or live_mark(ARGV[1]) then return 0 end
+redis.call('HSET', KEYS[1], '@deleting:' .. ARGV[1], ARGV[3] .. ' ' .. (now_ms() + tonumber(ARGV[4])))
+return 1
+"""
+)
+
+# KEYS[1] the ledger; ARGV: the entry, then the topics. Writes nothing and returns the topics marked
+# for deletion if any is; else records every topic.
+_RECORD = (
+    _LIVE_MARK
+    + """
+local busy = {}
+for i = 2, #ARGV do
+  if live_mark(ARGV[i]) then table.insert(busy, ARGV[i]) end
+end
+if #busy == 0 then
+  for i = 2, #ARGV do redis.call('HSET', KEYS[1], ARGV[i], ARGV[1]) end
+end
+return busy
+"""
+)
+
+# KEYS[1] the ledger; ARGV: topic, token. Removes the mark if it is still that token's.
+_UNMARK = """
+local field = '@deleting:' .. ARGV[1]
+local mark = redis.call('HGET', KEYS[1], field)
+if mark and string.sub(mark, 1, #ARGV[2] + 1) == ARGV[2] .. ' ' then
+  return redis.call('HDEL', KEYS[1], field)
+end
+return 0
+"""
+
 
 def _text(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
@@ -90,6 +145,9 @@ class RepartitionStore:
         self._claim = self._redis.register_script(CLAIM)
         self._commit = self._redis.register_script(_COMMIT)
         self._forget = self._redis.register_script(_FORGET)
+        self._mark_deleting = self._redis.register_script(_MARK_DELETING)
+        self._record = self._redis.register_script(_RECORD)
+        self._unmark = self._redis.register_script(_UNMARK)
 
     @classmethod
     def from_settings(cls, settings: Settings, *, prefix: str = "streamjoin:") -> RepartitionStore:
@@ -172,18 +230,33 @@ class RepartitionStore:
         """Return the hash listing the internal topics still to be checked or deleted."""
         return f"{self.prefix}internal-topics"
 
-    async def record_topics(self, query: str, generation: str, topics: Iterable[str]) -> None:
-        """Note that `topics` belong to `query`'s incarnation `generation` ('' : an earlier one)."""
+    async def record_topics(self, query: str, generation: str, topics: Iterable[str]) -> list[str]:
+        """Note that `topics` belong to `query`'s incarnation `generation` ('' : an earlier one),
+        unless a sweep is deleting one of them: then note nothing and return those (see the module)."""
         value = json.dumps({"query": query, "generation": generation})
-        mapping: dict[Any, Any] = dict.fromkeys(topics, value)
-        if mapping:
-            await _guard(lambda: self._redis.hset(self.ledger_key, mapping=mapping))
+        names = sorted(set(topics))
+        if not names:
+            return []
+        busy = await _guard(lambda: self._record(keys=[self.ledger_key], args=[value, *names]))
+        return [_text(t) for t in busy]
 
     async def ledger(self) -> dict[str, tuple[str, str]]:
         """Return each listed internal topic's (query, generation)."""
         raw = await _guard(lambda: self._redis.hgetall(self.ledger_key))
-        entries = {_text(k): json.loads(v) for k, v in raw.items()}
-        return {topic: (e["query"], e["generation"]) for topic, e in entries.items()}
+        entries = {_text(k): v for k, v in raw.items()}
+        parsed = {t: json.loads(v) for t, v in entries.items() if not t.startswith(_DELETING)}
+        return {topic: (e["query"], e["generation"]) for topic, e in parsed.items()}
+
+    async def mark_deleting(self, topic: str, query: str, generation: str, token: str, ttl_ms: int) -> bool:
+        """Mark `topic` as being deleted for `ttl_ms` if its entry still says (query, generation) and
+        no other live mark is on it; return whether it is marked (see the module)."""
+        value = json.dumps({"query": query, "generation": generation})
+        args: list[str | int] = [topic, value, token, ttl_ms]
+        return bool(await _guard(lambda: self._mark_deleting(keys=[self.ledger_key], args=args)))
+
+    async def unmark_deleting(self, topic: str, token: str) -> None:
+        """Remove `token`'s mark on `topic` (the deletion is over, or failed)."""
+        await _guard(lambda: self._unmark(keys=[self.ledger_key], args=[topic, token]))
 
     async def forget_topic(self, topic: str, query: str, generation: str) -> bool:
         """Remove `topic` from the ledger if it still says (query, generation); return whether it did."""
