@@ -5,10 +5,12 @@ filter assumes each source partition's records arrive in source-offset order).""
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 from confluent_kafka import KafkaError
 
+from streamjoin.joiner.publisher import Publisher
 from streamjoin.joiner.rekey_producer import RekeyProducer
 from streamjoin.kafka import KafkaClients
 
@@ -36,3 +38,49 @@ def test_a_fenced_producer_is_replaced_for_the_next_attempt_and_refuses_the_runn
             producer.close(timeout_ms=10)
 
     asyncio.run(run())
+
+
+def test_both_producers_keep_the_gapless_guarantee() -> None:
+    """librdkafka accepts the option only with idempotence; a permanent error then stops the
+    producer (fatal) rather than writing the later batches (`producer_gaps`)."""
+    kafka = KafkaClients("127.0.0.1:1")
+    rekey = RekeyProducer(kafka, client_id="t", message_timeout_ms=1_000)
+    publisher = Publisher(kafka, client_id="t", message_timeout_ms=1_000)
+    try:
+        for config in (rekey._config, publisher._config):
+            assert config["enable.gapless.guarantee"] is True and config["enable.idempotence"] is True
+    finally:
+        rekey.close(timeout_ms=10)
+        publisher.close(timeout_ms=10)
+
+
+def test_a_timed_out_record_fails_the_later_queued_ones_instead_of_sending_them() -> None:
+    """With Kafka, librdkafka bumps the epoch after a record timed out and sends the records queued
+    after it: a gap. The poll thread purges them at once, and the next attempt gets a new producer.
+    (No broker answers here: the first batch times out after 2 s, the second would only at 3.5 s.)"""
+
+    async def run() -> tuple[str, str, float, int]:
+        producer = RekeyProducer(KafkaClients("127.0.0.1:1"), client_id="t", message_timeout_ms=2_000)
+        try:
+            attempt = producer.begin()
+            first, second = producer.delivery(attempt), producer.delivery(attempt)
+            producer.send(first, "t", 0, b"1", None, [], 1)
+            first.seal()
+            await asyncio.sleep(1.5)
+            began = time.monotonic()
+            producer.send(second, "t", 0, b"2", None, [], 2)
+            second.seal()
+            outcomes = []
+            for delivery in (first, second):
+                with pytest.raises(RuntimeError) as failed:
+                    await asyncio.wait_for(delivery.future, 10)
+                outcomes.append(str(failed.value))
+            return outcomes[0], outcomes[1], time.monotonic() - began, producer.begin()
+        finally:
+            producer.close(timeout_ms=10)
+
+    first, second, second_failed_after_s, next_generation = asyncio.run(run())
+    assert "_MSG_TIMED_OUT" in first, first
+    assert "_PURGE_QUEUE" in second, second  # purged, not timed out (nor sent after the bump)
+    assert second_failed_after_s < 2.0, second_failed_after_s
+    assert next_generation == 1  # the next attempt writes with a new producer

@@ -32,6 +32,7 @@ from operator import itemgetter
 from typing import Any
 
 from streamjoin.joiner.outbox import HEADER_SEQ, OutboxRecord, sequence_header, sequence_prefix
+from streamjoin.joiner.producer_gaps import GAPLESS_CONFIG, must_replace, poll_producer
 from streamjoin.kafka import DeliveryError, KafkaClients, ProducerError, new_producer
 
 __all__ = ["Fence", "PublishError", "Publisher"]
@@ -46,9 +47,6 @@ _MAX_MESSAGE_BYTES = 8 << 20
 _BATCHED_RECORD_BYTES = 1 << 20
 """Publishes with a larger record go one by one: a record over `message.max.bytes` fails alone."""
 
-
-_FENCED_BY_BROKER = frozenset({"PRODUCER_FENCED", "INVALID_PRODUCER_EPOCH", "_FENCED"})
-"""Delivery errors after which the broker refuses every record of this producer: replace it."""
 
 Fence = Callable[[], Awaitable[None]]
 """Raise if the caller no longer owns what it publishes (awaited right before records are queued)."""
@@ -85,7 +83,7 @@ class Publisher:
             **kafka.librdkafka,
             "bootstrap.servers": kafka.bootstrap,
             "client.id": client_id,
-            "enable.idempotence": True,
+            **GAPLESS_CONFIG,  # no publish written after a failed one (`producer_gaps`)
             "linger.ms": linger_ms,
             "batch.size": 1 << 20,
             "queue.buffering.max.messages": queue_messages,
@@ -107,15 +105,14 @@ class Publisher:
         self.fatal: str | None = None
 
     def _on_error(self, error: DeliveryError) -> None:
-        if error.fatal():
-            self.fatal = f"{error.name()}: {error.str()}"
-            _log.error("producer fatal error: %s", self.fatal)
+        if error.fatal():  # e.g. the gapless guarantee: replaced at the next publish
+            _log.error("producer fatal error: %s: %s", error.name(), error.str())
+            self._fenced_by_broker = True
         else:
             _log.warning("producer error: %s", error.str())
 
     def _poll(self) -> None:
-        while not self._stop.is_set():
-            self._producer.poll(0.05)
+        poll_producer(self._stop, lambda: self._producer, lambda: self._fenced_by_broker)
 
     async def publish(
         self,
@@ -150,7 +147,7 @@ class Publisher:
         def delivered(err: DeliveryError | None, msg: Any) -> None:
             if err is not None:
                 self._latch(key, fence)
-                if err.name() in _FENCED_BY_BROKER:
+                if must_replace(err):
                     self._fenced_by_broker = True
                 outcome: object = PublishError(f"publishing to {topic}[{partition}] failed: {err.str()}")
             else:
@@ -252,13 +249,14 @@ class Publisher:
         epoch, and the embedded broker then refuses every later produce of that producer id
         (`PRODUCER_FENCED`) for good. What the old producer still holds is purged (the broker would
         refuse it too); the operator's retry re-runs the recovery, which reads the output's tail
-        before publishing again, so nothing is lost or doubled."""
+        before publishing again, so nothing is lost or doubled. The same after a fatal error or a
+        record that timed out (`producer_gaps`)."""
         old = self._producer
         self._fenced_by_broker = False
         old.purge()
         old.poll(0)  # fail the purged records' callbacks now
         self._producer = new_producer(self._config)
-        _log.warning("the broker fenced this worker's producer: replaced it with a new one")
+        _log.warning("replaced this worker's producer (fenced by the broker, failed or timed out)")
 
     @staticmethod
     def _batchable(records: Sequence[OutboxRecord]) -> bool:

@@ -6,7 +6,9 @@ without duplicates of its own retries; records expire after `message_timeout_ms`
 timeout), so a worker frozen long enough to lose its source partitions cannot write them later.
 
 A producer the broker fenced (`PRODUCER_FENCED` after records timed out, as `Publisher._renew`
-explains) refuses every later record, so it is replaced, but only for attempts that begin after:
+explains), one that stopped (a fatal error: `enable.gapless.guarantee`) or one with a record timed
+out (Kafka takes the later records after librdkafka bumps the epoch: `producer_gaps`) must send
+nothing more, so its queue is purged at once and it is replaced, but only for attempts that begin after:
 each repartitioner attempt takes the producer's `generation` when it begins (`begin`), and every
 batch of an attempt of an earlier generation is refused (the attempt ends and restarts from its
 committed position). So no batch after a failed one of the same attempt is ever written: the
@@ -22,7 +24,7 @@ import logging
 import threading
 from typing import Any
 
-from streamjoin.joiner.publisher import _FENCED_BY_BROKER
+from streamjoin.joiner.producer_gaps import GAPLESS_CONFIG, must_replace, poll_producer
 from streamjoin.kafka import DeliveryError, KafkaClients, ProducerError, new_producer
 
 __all__ = ["Delivery", "Header", "RekeyProducer"]
@@ -77,7 +79,7 @@ class RekeyProducer:
             **kafka.librdkafka,
             "bootstrap.servers": kafka.bootstrap,
             "client.id": client_id,
-            "enable.idempotence": True,
+            **GAPLESS_CONFIG,  # no batch written after a failed one (`producer_gaps`)
             # A write to a deleted query's internal topic fails; it never recreates the topic.
             "allow.auto.create.topics": False,
             # An internal topic created again with more partitions is seen within seconds.
@@ -88,6 +90,7 @@ class RekeyProducer:
             "compression.type": "none",
             "message.timeout.ms": message_timeout_ms,
             "logger": _LIBRDKAFKA_LOG,
+            "error_cb": self._on_error,
         }
         self._producer = new_producer(self._config)
         self._fenced = False  # set by the poll thread, read by the loop
@@ -98,8 +101,12 @@ class RekeyProducer:
         self._thread.start()
 
     def _poll(self) -> None:
-        while not self._stop.is_set():
-            self._producer.poll(0.05)
+        poll_producer(self._stop, lambda: self._producer, lambda: self._fenced)
+
+    def _on_error(self, error: DeliveryError) -> None:
+        if error.fatal():  # e.g. the gapless guarantee: this producer sends nothing more
+            _log.error("re-keying producer fatal error: %s: %s", error.name(), error.str())
+            self._fenced = True
 
     def begin(self) -> int:
         """An attempt begins: replace the producer if the broker fenced it; return the generation
@@ -111,7 +118,7 @@ class RekeyProducer:
             old.poll(0)  # fail the purged records' deliveries now
             self._producer = new_producer(self._config)
             self.generation += 1
-            _log.warning("the broker fenced the re-keying producer: replaced it with a new one")
+            _log.warning("replaced the re-keying producer (fenced by the broker, failed or timed out)")
         return self.generation
 
     def delivery(self, generation: int) -> Delivery:
@@ -152,7 +159,7 @@ class RekeyProducer:
             raise RuntimeError(f"producing to {topic}[{partition}] failed: {exc}") from exc
 
     def _delivered(self, delivery: Delivery, error: DeliveryError | None, msg: Any) -> None:
-        if error is not None and error.name() in _FENCED_BY_BROKER:
+        if error is not None and must_replace(error):
             self._fenced = True
         delivery.done(error, msg)
 
