@@ -15,7 +15,8 @@ default three session timeouts, 18 s with the fault tests' 6 s) is stuck: the em
 with `EXIT_GROUP_STALLED`: a new process joins as a new member, which the same broker always
 served. Leaving in-process would mean stopping and re-creating Faust's consumer and conductor,
 which Faust does not support while a rebalance is under way. While no broker answers the worker's
-probe ("kafka" failing) it waits: a new process would not join a group either.
+probe ("kafka" failing) it waits, and its clock starts again once one does: a new process would
+not join a group either, and the join could not end meanwhile.
 
 >>> now = [0.0]
 >>> watch = GroupWatch(bound_s=18.0, clock=lambda: now[0])
@@ -23,6 +24,8 @@ probe ("kafka" failing) it waits: a new process would not join a group either.
 True
 >>> now[0] = 20.0; watch.problem()
 'no partition assignment for 20 s after a rebalance began (the join should end within 18 s)'
+>>> watch.broker_down(); now[0] = 30.0; watch.problem() is None  # measured again from 20 s
+True
 >>> watch.assigned(); watch.problem() is None
 True
 """
@@ -34,7 +37,14 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["EXIT_GROUP_STALLED", "GroupWatch", "default_stall_bound_ms", "group_problem", "watch_group"]
+__all__ = [
+    "EXIT_GROUP_STALLED",
+    "GroupWatch",
+    "broker_down",
+    "default_stall_bound_ms",
+    "group_problem",
+    "watch_group",
+]
 
 EXIT_GROUP_STALLED = 75
 """The worker's exit code when it left a stalled group (EX_TEMPFAIL: start it again)."""
@@ -64,6 +74,11 @@ class GroupWatch:
     def assigned(self) -> None:
         """The group handed out an assignment: the rebalance is over."""
         self._since = None
+
+    def broker_down(self) -> None:
+        """No broker answers: a waiting worker's clock starts again (the join cannot end meanwhile)."""
+        if self._since is not None:
+            self._since = self._clock()
 
     def problem(self) -> str | None:
         """Return why the worker is stuck in a rebalance, or None."""
@@ -101,3 +116,10 @@ def group_problem(app: Any) -> str | None:
     """Return the problem `watch_group`'s watch of `app` reports (None: fine, or not watched)."""
     watch = _WATCHES.get(app)
     return watch.problem() if watch is not None else None
+
+
+def broker_down(app: Any) -> None:
+    """Tell `watch_group`'s watch of `app` that no broker answers (`GroupWatch.broker_down`)."""
+    watch = _WATCHES.get(app)
+    if watch is not None:
+        watch.broker_down()

@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 from streamjoin.joiner.app import crashed_services
-from streamjoin.joiner.group_watch import EXIT_GROUP_STALLED, group_problem
+from streamjoin.joiner.group_watch import EXIT_GROUP_STALLED, broker_down, group_problem
 from streamjoin.joiner.health import Health
 from streamjoin.joiner.operator import PartitionOperator
 from streamjoin.joiner.operator_stats import window_stats
@@ -41,14 +41,16 @@ async def watch_faust(
     answers, call `leave(EXIT_GROUP_STALLED)` and return. Start it before the app: the first join
     can stall too.
 
-    While no broker answers ("kafka" or the probe failing) the worker waits: a new process would not
-    join a group either.
+    While no broker answers ("kafka" or the probe failing) the worker waits, and the stall is
+    measured again from when one answers: a new process would not join a group either.
     """
     while True:
         await asyncio.sleep(interval_s)
+        if any("kafka" in component for component in health.problems()):
+            broker_down(app)
         check_faust(app, health)
         stalled = health.problems().get("group")
-        if stalled is None or any("kafka" in component for component in health.problems()):
+        if stalled is None:
             continue
         _log.error("leaving the consumer group: %s; exiting with code %d to rejoin as a new member",
                    stalled, EXIT_GROUP_STALLED)  # fmt: skip
