@@ -5,8 +5,8 @@ A rebalance runs from the revocation (before the worker's JoinGroup) to the assi
 SyncGroup); a worker that has just started waits the same way for its first assignment. A healthy
 rebalance ends within a few seconds once every live member has rejoined: a member that died is
 noticed within one session timeout, a Kafka coordinator waits for it at most one more session
-timeout, and a live member rejoins as soon as its revocation (the operators' stop, bounded by
-`OperatorConfig.stop_timeout_ms`) is done. A worker still waiting after `stall_bound_ms` (by
+timeout, and a live member rejoins as soon as its revocation (the operators' stop and the
+producer's flush, each bounded by `OperatorConfig.stop_timeout_ms`, 5 s) is done. A worker still waiting after `stall_bound_ms` (by
 default three session timeouts, 18 s with the fault tests' 6 s) is stuck: the embedded broker
 (tansu) was seen to leave every member of a group without an assignment after a clean restart
 (docs/reliability.md, "Proof"), and nothing inside the group ends that.
