@@ -6,13 +6,14 @@ SyncGroup); a worker that has just started waits the same way for its first assi
 rebalance ends within a few seconds once every live member has rejoined: a member that died is
 noticed within one session timeout, a Kafka coordinator waits for it at most one more session
 timeout, and a live member rejoins as soon as its revocation (the operators' stop and the
-producer's flush, each bounded by `OperatorConfig.stop_timeout_ms`, 5 s) is done. A worker still waiting after `stall_bound_ms` (by
-default three session timeouts, 18 s with the fault tests' 6 s) is stuck: the embedded broker
+producer's flush, each bounded by `OperatorConfig.stop_timeout_ms`, 5 s) is done. A worker still
+waiting after `stall_bound_ms` (by default three session timeouts, 18 s with the fault tests' 6 s)
+is stuck: the embedded broker
 (tansu) was seen to leave every member of a group without an assignment after a clean restart
 (docs/reliability.md, "Proof"), and nothing inside the group ends that.
 
-`GroupWatch` reports it as a readiness problem ("group") and `worker_checks.watch_faust` makes the worker exit
-with `EXIT_GROUP_STALLED`: a new process joins as a new member, which the same broker always
+`GroupWatch` reports it as a readiness problem ("group") and `worker_checks.watch_faust` makes the
+worker exit with `EXIT_GROUP_STALLED`: a new process joins as a new member, which the same broker always
 served. Leaving in-process would mean stopping and re-creating Faust's consumer and conductor,
 which Faust does not support while a rebalance is under way. While no broker answers the worker's
 probe ("kafka" failing) it waits, and its clock starts again once one does: a new process would
