@@ -214,9 +214,15 @@ async def redis_used(url: str) -> int:
 
 
 def start_workers(
-    stack: EmbeddedStack, workdir: Path, n: int, prefix: str, group: str, extra: Sequence[str]
+    stack: EmbeddedStack,
+    workdir: Path,
+    n: int,
+    prefix: str,
+    group: str,
+    extra: Sequence[str],
+    log_level: str = "WARNING",
 ) -> list[ManagedProcess]:
-    """Start n joiner workers with `extra` arguments (`--worker-arg`)."""
+    """Start n joiner workers with `extra` arguments (`--worker-arg`), logging to workdir/group-i.log."""
     procs = []
     for i in range(n):
         argv = [
@@ -235,7 +241,7 @@ def start_workers(
             "--worker-id",
             f"{group}-{i}",
             "--log-level",
-            "WARNING",
+            log_level,
             *extra,
         ]
         proc = ManagedProcess(f"joiner-{i}", argv, log_path=workdir / f"{group}-{i}.log")
