@@ -3,6 +3,9 @@
 One attempt of `PartitionOperator` (operator.py) runs one `BatchLoop`. Exactly once rests on its
 order: a batch's records are published only after its commit (state delta + next offsets + outbox
 records, one Redis script) succeeded, and the commits of one operator are sent one after another.
+What overlaps is reading: the next batch is fetched while the commit is in flight (the fetched
+records are only joined once the commit succeeded; a failed attempt drops them, and the next one
+reads again from the committed offsets).
 
 `LoopPhases` sums, per operator, the monotonic time the loop waited in each phase; the operator
 logs them when it stops (bench/joiner_throughput.py prints the breakdown).
@@ -18,6 +21,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from streamjoin.joiner.batch import BatchBuilder
 from streamjoin.joiner.idle import IdleTracker
@@ -26,7 +30,7 @@ from streamjoin.joiner.operator_config import OperatorConfig, OutputTopics
 from streamjoin.joiner.operator_stats import OperatorCounters
 from streamjoin.joiner.positions import PositionKeeper
 from streamjoin.joiner.publisher import Publisher
-from streamjoin.kafka import Consumer
+from streamjoin.kafka import Consumer, TopicPartition
 from streamjoin.operator import JoinOperator
 from streamjoin.state.base import FencedError, OutboxState, StateStore, StateUnavailableError, Trim
 
@@ -34,14 +38,15 @@ __all__ = ["BatchLoop", "LoopPhases"]
 
 _log = logging.getLogger(__name__)
 _Inflight = deque[tuple[str, int, "asyncio.Future[int]", int]]
+_Fetched = dict[TopicPartition, list[Any]]
 
 
 @dataclass(slots=True)
 class LoopPhases:
     """Nanoseconds (monotonic) an operator's loop spent in each phase, summed over its batches.
 
-    `fetch_ns`: waiting for input records (not while idle: a fetch that brought nothing to do is
-    not counted); `build_ns`: joining a batch and building its commit (CPU, on the
+    `fetch_ns`: waiting for input records not yet fetched (a prefetch that finished during the
+    commit costs nothing here); `build_ns`: joining a batch and building its commit (CPU, on the
     event loop); `commit_ns`: waiting for the Redis commit; `backpressure_ns`: waiting for
     publishes when more than `max_inflight` are unacknowledged.
     """
@@ -94,6 +99,7 @@ class BatchLoop:
         self._paused = paused
         self._idle_ms = idle_ms
         self.phases = LoopPhases()
+        self._prefetch: asyncio.Future[_Fetched] | None = None
 
     async def run(
         self,
@@ -109,7 +115,15 @@ class BatchLoop:
         try:
             await self._run(consumer, operator, epoch, batch_no, offsets, trims, outboxes)
         finally:
+            self._drop_prefetch()
             _log.info("%s: loop phases over %s", self._component, self.phases.describe())
+
+    def _drop_prefetch(self) -> None:
+        """Cancel a fetch still under way: the attempt ends, the next one reads from the commit."""
+        prefetch, self._prefetch = self._prefetch, None
+        if prefetch is not None:
+            prefetch.cancel()
+            prefetch.add_done_callback(_consume_outcome)
 
     async def _run(
         self,
@@ -147,7 +161,12 @@ class BatchLoop:
                 await asyncio.sleep(cfg.poll_ms / 1000)
                 continue
             t0 = clock()
-            data = await fetch_evenly(consumer, tp_list, cfg.max_batch, cfg.poll_ms)
+            prefetch, self._prefetch = self._prefetch, None
+            data = await (
+                prefetch
+                if prefetch is not None
+                else fetch_evenly(consumer, tp_list, cfg.max_batch, cfg.poll_ms)
+            )
             t1 = clock()
             now = time.monotonic()
             idle_changed = idle_tracker.update(data, now)
@@ -168,6 +187,10 @@ class BatchLoop:
             if positions is not None:
                 built = positions.batch(built)
             t2 = clock()
+            if data:  # read the next batch while this one's commit is in flight (module docstring)
+                self._prefetch = asyncio.ensure_future(
+                    fetch_evenly(consumer, tp_list, cfg.max_batch, cfg.poll_ms)
+                )
             await self._store.commit(q, p, epoch, built.commit)
             t3 = clock()
             phases.build_ns += t2 - t1
@@ -202,6 +225,7 @@ class BatchLoop:
             if built.newest_kafka_ms is not None and built.results:
                 stats.observe_latency(time.time() - built.newest_kafka_ms / 1000, len(built.results))
         # Stopping: wait (bounded) for what is in flight, then record the acknowledgements.
+        self._drop_prefetch()
         if inflight:
             await asyncio.wait([f for _, _, f, _ in inflight], timeout=cfg.stop_timeout_ms / 1000)
             trims = self._collect_acks(inflight, trims)
@@ -222,3 +246,9 @@ class BatchLoop:
                 self._positions.published(name, offset)
             self._stats.published[name] += count
         return list(latest.values())
+
+
+def _consume_outcome(future: asyncio.Future[_Fetched]) -> None:
+    """Retrieve a dropped fetch's outcome, so a failure is not reported as never retrieved."""
+    if not future.cancelled():
+        future.exception()
