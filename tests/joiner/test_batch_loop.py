@@ -52,6 +52,7 @@ class _Consumer:
     tps: list[_TP] = field(default_factory=lambda: [_TP("t.a", 0), _TP("t.b", 0)])
     positions: dict[_TP, int] = field(default_factory=dict)
     fetches: int = 0
+    per_call: int = PER_TOPIC  # at most this many records of a partition per `getmany`
 
     def assignment(self) -> set[_TP]:
         return set(self.tps)
@@ -64,7 +65,7 @@ class _Consumer:
         out: dict[_TP, list[_Msg]] = {}
         for tp in tps:
             start = self.positions.get(tp, 0)
-            end = min(start + max_records, PER_TOPIC)
+            end = min(start + max_records, start + self.per_call, PER_TOPIC)
             if end > start:
                 out[tp] = [
                     _Msg(tp.topic, 0, i, i, json.dumps({"ts": i, "k": i}).encode()) for i in range(start, end)
@@ -122,9 +123,9 @@ class _Publisher:
 _Outcome = tuple[_Store, _Publisher, BatchLoop, BaseException | None, int]
 
 
-def _run(fail_batch: int | None) -> _Outcome:
+def _run(fail_batch: int | None, per_call: int = PER_TOPIC) -> _Outcome:
     async def main() -> _Outcome:
-        consumer, stopping = _Consumer(), asyncio.Event()
+        consumer, stopping = _Consumer(per_call=per_call), asyncio.Event()
         store = _Store(consumer, stopping, fail_batch)
         publisher = _Publisher(store)
         loop = BatchLoop(
@@ -174,3 +175,11 @@ def test_a_failed_commit_publishes_nothing_of_its_batch_and_drops_the_prefetch()
     assert store.fetched_during_commit[1] >= 1  # batch 3 was being read: it is dropped, not joined
     published = [r for _, records in publisher.published for r in records]
     assert len(published) == len(store.committed[0].outbox["results"]) > 0
+
+
+def test_a_prefetched_batch_is_topped_up_to_its_share() -> None:
+    # the consumer hands out one record per partition and call: the first batch takes one of each;
+    # the next ones, read while a commit was in flight, get a second one once the commit answered
+    store, _, _, failure, _ = _run(fail_batch=None, per_call=1)
+    assert failure is None
+    assert [c.offsets for c in store.committed] == [{"t.a": n, "t.b": n} for n in (1, 3, 5)]

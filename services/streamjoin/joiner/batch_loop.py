@@ -162,11 +162,8 @@ class BatchLoop:
                 continue
             t0 = clock()
             prefetch, self._prefetch = self._prefetch, None
-            data = await (
-                prefetch
-                if prefetch is not None
-                else fetch_evenly(consumer, tp_list, cfg.max_batch, cfg.poll_ms)
-            )
+            fetched = await prefetch if prefetch is not None else None
+            data = await fetch_evenly(consumer, tp_list, cfg.max_batch, cfg.poll_ms, fetched)
             t1 = clock()
             now = time.monotonic()
             idle_changed = idle_tracker.update(data, now)
