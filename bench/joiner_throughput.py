@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 import signal
 import sys
 import tempfile
@@ -68,7 +69,8 @@ async def throughput(
     await asyncio.to_thread(preload, stack.bootstrap, topics, n)
     produce_rate = n / (time.monotonic() - t0)
     prefix = f"bench{u}:"
-    procs = start_workers(stack, workdir, workers, prefix, f"bench-{u}", worker_args)
+    # INFO: each operator logs where its loop's time went when it stops (`loop_phases` below)
+    procs = start_workers(stack, workdir, workers, prefix, f"bench-{u}", worker_args, log_level="INFO")
     try:
         await register(stack.redis_url, prefix, query_json(f"tp{u}", topics, output, "earliest"))
         started = await wait_running(stack.redis_url, prefix, f"tp{u}")
@@ -100,6 +102,7 @@ async def throughput(
         scripts = (await redis_command_stats(stack.redis_url)).get("evalsha", {})
     finally:
         stop_workers(procs)
+    phases = loop_phases([p.log_path for p in procs])
     return {
         "records": n,
         "results": want,
@@ -111,6 +114,8 @@ async def throughput(
         "worker_0_threads_cpu_seconds": threads,
         "input_per_worker_cpu_s": n / max(sum(v for k, v in cpu.items() if k.startswith("joiner")), 1e-9),
         "redis_used_memory": used,
+        # seconds the operators' loops waited per phase, summed over the operators (4 per worker)
+        "loop_phases_s": phases,
         # one EVALSHA per committed batch (plus the few claims): batch size and Redis time per batch
         "redis_scripts": {
             "calls": int(scripts.get("calls", 0)),
@@ -118,6 +123,23 @@ async def throughput(
             "us_per_call": scripts.get("usec_per_call", 0.0),
         },
     }
+
+
+_PHASES = re.compile(
+    r"loop phases over (\d+) batches: fetch ([\d.]+) s, build ([\d.]+) s, "
+    r"commit ([\d.]+) s, backpressure ([\d.]+) s"
+)
+
+
+def loop_phases(logs: Sequence[Path]) -> dict[str, float]:
+    """Sum the phase breakdowns the operators logged when they stopped (`batch_loop.LoopPhases`)."""
+    names = ("batches", "fetch", "build", "commit", "backpressure")
+    total = dict.fromkeys(names, 0.0)
+    for log in logs:
+        for match in _PHASES.finditer(log.read_text(errors="replace")):
+            for name, value in zip(names, match.groups(), strict=True):
+                total[name] += float(value)
+    return {name: round(value, 2) for name, value in total.items()}
 
 
 async def main() -> None:

@@ -25,6 +25,7 @@ from streamjoin.query import parse_query
 from streamjoin.registry import QueryRecord, RegistryStore, StreamRecord
 
 __all__ = [
+    "FLUSH_AHEAD_MS",
     "PARTITIONS",
     "STREAMS",
     "cpu_seconds",
@@ -76,9 +77,15 @@ def record(i: int, ts: int) -> tuple[str, int, bytes]:
     )
 
 
-def flush_records(p: Producer, topics: dict[str, str], ts: int) -> None:
-    """Produce one far-future record per stream and partition (keys joining nothing): moves every
-    partition's watermark past the records before it."""
+FLUSH_AHEAD_MS = 60_000
+"""How far past the last record the flush records are: past its 1 s windows, and well inside the
+joiner's `max_future` (7 days; a record further ahead is dead-lettered and moves nothing)."""
+
+
+def flush_records(p: Producer, topics: dict[str, str], last_ts: int) -> None:
+    """Produce one record per stream and partition `FLUSH_AHEAD_MS` after `last_ts` (keys joining
+    nothing): moves every partition's watermark past the records before it."""
+    ts = last_ts + FLUSH_AHEAD_MS
     for j, stream in enumerate(STREAMS):
         for part in range(PARTITIONS):
             k = 10**9 + (j + 1) * 100 * PARTITIONS + part
@@ -109,7 +116,7 @@ def preload(bootstrap: str, topics: dict[str, str], n: int) -> None:
                 break
             except BufferError:
                 p.poll(0.01)
-    flush_records(p, topics, n + 10**9)
+    flush_records(p, topics, (n - 1) // 10)  # record i has ts i // 10
     p.flush(120)
 
 
@@ -214,9 +221,15 @@ async def redis_used(url: str) -> int:
 
 
 def start_workers(
-    stack: EmbeddedStack, workdir: Path, n: int, prefix: str, group: str, extra: Sequence[str]
+    stack: EmbeddedStack,
+    workdir: Path,
+    n: int,
+    prefix: str,
+    group: str,
+    extra: Sequence[str],
+    log_level: str = "WARNING",
 ) -> list[ManagedProcess]:
-    """Start n joiner workers with `extra` arguments (`--worker-arg`)."""
+    """Start n joiner workers with `extra` arguments (`--worker-arg`), logging to workdir/group-i.log."""
     procs = []
     for i in range(n):
         argv = [
@@ -235,7 +248,7 @@ def start_workers(
             "--worker-id",
             f"{group}-{i}",
             "--log-level",
-            "WARNING",
+            log_level,
             *extra,
         ]
         proc = ManagedProcess(f"joiner-{i}", argv, log_path=workdir / f"{group}-{i}.log")

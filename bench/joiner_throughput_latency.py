@@ -102,7 +102,7 @@ async def latency(
                     i += 1
                 p.poll(0)
                 time.sleep(0.001)
-            flush_records(p, topics, int(time.time() * 1000) + 10**9)
+            flush_records(p, topics, int(time.time() * 1000))
             p.flush(30)
             sent[0] = i
             done.set()

@@ -144,7 +144,7 @@ async def lag(target: Target, prefix: str, rate: float, seconds: float) -> dict[
                 i += 1
             p.poll(0)
             time.sleep(0.001)
-        flush_records(p, topics, int(time.time() * 1000) + 10**9)
+        flush_records(p, topics, int(time.time() * 1000))
         p.flush(30)
         sent.append(i)
 

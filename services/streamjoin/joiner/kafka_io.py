@@ -64,18 +64,28 @@ async def highest_published(
 
 
 async def fetch_evenly(
-    consumer: Consumer, tps: list[TopicPartition], max_records: int, poll_ms: int
+    consumer: Consumer,
+    tps: list[TopicPartition],
+    max_records: int,
+    poll_ms: int,
+    fetched: dict[TopicPartition, list[Any]] | None = None,
 ) -> dict[TopicPartition, list[Any]]:
     """Take an equal share of `max_records` from every input partition, so the watermark moves evenly.
 
     aiokafka's `getmany` drains one partition's fetched records before the next one's; a join fed
     like that buffers one whole input before the others arrive. Waits up to `poll_ms` when nothing
-    was fetched yet.
+    was fetched yet. `fetched`: records already taken for this batch (read while the previous
+    commit was in flight), topped up to each partition's share with what arrived since.
     """
     share = max(max_records // len(tps), 1)
-    data: dict[TopicPartition, list[Any]] = {}
+    data: dict[TopicPartition, list[Any]] = dict(fetched) if fetched else {}
     for tp in tps:
-        data.update(await consumer.getmany(tp, timeout_ms=0, max_records=share))
+        have = data.get(tp, [])
+        if len(have) >= share:
+            continue
+        more = (await consumer.getmany(tp, timeout_ms=0, max_records=share - len(have))).get(tp)
+        if more:
+            data[tp] = [*have, *more] if have else more
     if not data:
         data = await consumer.getmany(*tps, timeout_ms=poll_ms, max_records=share)
     return data

@@ -14,19 +14,17 @@ Life cycle (crash-only: any failure ends the attempt, and the next attempt start
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import logging
 import time
-from collections import deque
 from collections.abc import Callable
 
 from streamjoin.engine import JoinPlan, MultiJoin
 from streamjoin.joiner.batch import BatchBuilder
+from streamjoin.joiner.batch_loop import BatchLoop
 from streamjoin.joiner.formats import registry_at
 from streamjoin.joiner.health import Health
-from streamjoin.joiner.idle import IdleTracker
-from streamjoin.joiner.kafka_io import fetch_evenly, highest_published
+from streamjoin.joiner.kafka_io import highest_published
 from streamjoin.joiner.operator_config import OperatorConfig, OutputTopics
 from streamjoin.joiner.operator_stats import OperatorCounters
 from streamjoin.joiner.outbox import decode_record
@@ -48,8 +46,6 @@ from streamjoin.operator import JoinOperator, OperatorFactory
 from streamjoin.state.base import (
     Checkpoint,
     CommitBatch,
-    FencedError,
-    OutboxState,
     StateStore,
     StateUnavailableError,
     Trim,
@@ -227,7 +223,21 @@ class PartitionOperator:
             consumer.assign(list(tps.values()))
             for topic, tp in tps.items():
                 consumer.seek(tp, offsets[topic])
-            await self._loop(consumer, operator, epoch, batch_no, offsets, trims, checkpoint.outboxes)
+            loop = BatchLoop(
+                self._component,
+                p,
+                builder=self._builder,
+                store=self._store,
+                publisher=self._publisher,
+                outputs=self.outputs,
+                config=self._config,
+                stats=self.stats,
+                positions=self._positions,
+                stopping=self._stopping,
+                paused=lambda: self.paused,
+                idle_ms=self._idle_ms,
+            )
+            await loop.run(consumer, operator, epoch, batch_no, offsets, trims, checkpoint.outboxes)
         finally:
             await consumer.stop()
 
@@ -266,106 +276,3 @@ class PartitionOperator:
                 self.stats.published[name] += len(todo)
             trims.append(Trim(name, box.seq, offset))
         return trims
-
-    async def _loop(
-        self,
-        consumer: Consumer,
-        operator: JoinOperator,
-        epoch: int,
-        batch_no: int,
-        offsets: dict[str, int],
-        trims: list[Trim],
-        outboxes: dict[str, OutboxState],
-    ) -> None:
-        q, p, cfg = self.query.name, self.partition, self._config
-        seqs = {name: box.seq for name, box in outboxes.items()}
-        exclusive = {name: self.outputs.exclusive(name) for name in outboxes}
-        tp_list = sorted(consumer.assignment(), key=lambda tp: tp.topic)
-        inflight: deque[tuple[str, int, asyncio.Future[int], int]] = deque()
-        idle_tracker = IdleTracker(
-            operator.engine.set_idle,
-            p,
-            self._builder.direct_streams_of,
-            [s for topic in self._builder.direct_streams_of.values() for s, _ in topic],
-            self._idle_ms,
-            time.monotonic(),
-        )
-        fence = functools.partial(self._store.check_owner, q, p, epoch)  # zombie fencing
-        while True:
-            trims = self._collect_acks(inflight, trims)
-            if self._positions is not None:  # a progress marker, once what is in flight is acknowledged
-                await self._positions.tick(batch_no, [f for _, _, f, _ in inflight])
-            if self._stopping.is_set():
-                break
-            if self.paused:
-                await asyncio.sleep(cfg.poll_ms / 1000)
-                continue
-            data = await fetch_evenly(consumer, tp_list, self._config.max_batch, self._config.poll_ms)
-            now = time.monotonic()
-            idle_changed = idle_tracker.update(data, now)
-            if self._builder.rekeyed is not None and self._builder.rekeyed.update_idle(now):
-                idle_changed = True
-            if not data and not idle_changed and not trims:
-                continue
-            built = self._builder.build(
-                operator,
-                data,
-                batch=batch_no + 1,
-                offsets=offsets,
-                trims=trims,
-                last_arrival=idle_tracker.last_arrival,
-                now=now,
-            )
-            if self._positions is not None:
-                built = self._positions.batch(built)
-            await self._store.commit(q, p, epoch, built.commit)
-            batch_no += 1
-            trims = []
-            self.stats.on_batch(built, consumer.highwater, p, offsets)
-            for name, records in (("results", built.results), ("dead", built.dead)):
-                if not records:
-                    continue
-                first = seqs[name] + 1
-                seqs[name] += len(records)
-                topic, out_p = self.outputs.partition(name, p)
-                future = asyncio.ensure_future(
-                    self._publisher.publish(
-                        topic,
-                        out_p,
-                        first,
-                        records,
-                        query=q,
-                        source_partition=p,
-                        seq_on_last_only=exclusive[name],
-                        fence=fence,
-                    )
-                )
-                inflight.append((name, seqs[name], future, len(records)))
-            while len(inflight) > cfg.max_inflight:
-                await asyncio.wait([inflight[0][2]])
-                trims = self._collect_acks(inflight, trims)
-            if built.newest_kafka_ms is not None and built.results:
-                self.stats.observe_latency(time.time() - built.newest_kafka_ms / 1000, len(built.results))
-        # Stopping: wait (bounded) for what is in flight, then record the acknowledgements.
-        if inflight:
-            await asyncio.wait([f for _, _, f, _ in inflight], timeout=cfg.stop_timeout_ms / 1000)
-            trims = self._collect_acks(inflight, trims)
-        if trims:
-            with contextlib.suppress(StateUnavailableError, FencedError):
-                await self._store.trim(q, p, epoch, trims)
-        if self._positions is not None and not inflight:
-            await self._positions.final(batch_no)
-
-    def _collect_acks(
-        self, inflight: deque[tuple[str, int, asyncio.Future[int], int]], trims: list[Trim]
-    ) -> list[Trim]:
-        """Turn acknowledged publishes (in order) into trims; raise if one failed."""
-        latest: dict[str, Trim] = {t.outbox: t for t in trims}
-        while inflight and inflight[0][2].done():
-            name, seq, future, count = inflight.popleft()
-            offset = future.result()  # raises PublishError: the attempt ends, recovery re-publishes
-            latest[name] = Trim(name, seq, offset)
-            if self._positions is not None:
-                self._positions.published(name, offset)
-            self.stats.published[name] += count
-        return list(latest.values())

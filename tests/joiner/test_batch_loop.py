@@ -1,0 +1,185 @@
+"""The batch loop reads the next batch while a commit is in flight, and still publishes a batch's
+records only after its commit succeeded (batch_loop.py; the real broker and Redis: test_crash.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from streamjoin.joiner.batch import BatchBuilder
+from streamjoin.joiner.batch_loop import BatchLoop
+from streamjoin.joiner.operator_config import OperatorConfig, OutputTopics
+from streamjoin.joiner.operator_stats import OperatorCounters
+from streamjoin.joiner.outbox import OutboxRecord
+from streamjoin.operator import OperatorFactory
+from streamjoin.query import parse_query
+from streamjoin.state.base import CommitBatch, OutboxState, StateUnavailableError
+
+QUERY = parse_query(
+    {
+        "name": "q",
+        "inputs": [{"stream": s, "topic": f"t.{s}", "timestamp": "ts", "window": {"range": 5}} for s in "ab"],
+        "where": [["a.k", "=", "b.k"]],
+        "output": {"topic": "out"},
+    }
+)
+PER_TOPIC = 40  # records per input; a batch takes 2 of each (max_batch 4)
+
+
+@dataclass(frozen=True)
+class _TP:
+    topic: str
+    partition: int
+
+
+@dataclass(frozen=True)
+class _Msg:
+    topic: str
+    partition: int
+    offset: int
+    timestamp: int
+    value: bytes
+    key: bytes | None = None
+    headers: tuple[tuple[str, bytes], ...] = ()
+
+
+@dataclass
+class _Consumer:
+    """The records of t.a[0] and t.b[0] (key i, ts i: a[i] joins b[i]), handed out in order."""
+
+    tps: list[_TP] = field(default_factory=lambda: [_TP("t.a", 0), _TP("t.b", 0)])
+    positions: dict[_TP, int] = field(default_factory=dict)
+    fetches: int = 0
+    per_call: int = PER_TOPIC  # at most this many records of a partition per `getmany`
+
+    def assignment(self) -> set[_TP]:
+        return set(self.tps)
+
+    def highwater(self, tp: _TP) -> int:
+        return PER_TOPIC
+
+    async def getmany(self, *tps: _TP, timeout_ms: int = 0, max_records: int = 1) -> dict[_TP, list[_Msg]]:
+        self.fetches += 1
+        out: dict[_TP, list[_Msg]] = {}
+        for tp in tps:
+            start = self.positions.get(tp, 0)
+            end = min(start + max_records, start + self.per_call, PER_TOPIC)
+            if end > start:
+                out[tp] = [
+                    _Msg(tp.topic, 0, i, i, json.dumps({"ts": i, "k": i}).encode()) for i in range(start, end)
+                ]
+                self.positions[tp] = end
+        if not out:
+            await asyncio.sleep(timeout_ms / 1000)
+        return out
+
+
+@dataclass
+class _Store:
+    """Commits after yielding a few times (a Redis round trip); counts the fetches made meanwhile."""
+
+    consumer: _Consumer
+    stopping: asyncio.Event
+    fail_batch: int | None = None
+    stop_after: int = 3
+    committed: list[CommitBatch] = field(default_factory=list)
+    fetched_during_commit: list[int] = field(default_factory=list)
+
+    async def commit(self, query: str, partition: int, epoch: int, batch: CommitBatch) -> None:
+        before = self.consumer.fetches
+        for _ in range(5):
+            await asyncio.sleep(0)
+        self.fetched_during_commit.append(self.consumer.fetches - before)
+        if batch.batch == self.fail_batch:
+            raise StateUnavailableError("Redis unavailable: test")
+        self.committed.append(batch)
+        if len(self.committed) == self.stop_after:
+            self.stopping.set()
+
+    async def check_owner(self, query: str, partition: int, epoch: int) -> None:
+        return None
+
+    async def trim(self, query: str, partition: int, epoch: int, trims: Any) -> None:
+        return None
+
+
+@dataclass
+class _Publisher:
+    store: _Store
+    published: list[tuple[int, list[OutboxRecord]]] = field(default_factory=list)
+
+    async def publish(
+        self, topic: str, partition: int, first_seq: int, records: list[OutboxRecord], **_: Any
+    ) -> int:
+        # what is published must be committed already: its sequence numbers end in a committed outbox
+        committed = sum(len(c.outbox["results"]) for c in self.store.committed)
+        assert first_seq + len(records) - 1 <= committed
+        self.published.append((first_seq, records))
+        return len(self.published)
+
+
+_Outcome = tuple[_Store, _Publisher, BatchLoop, BaseException | None, int]
+
+
+def _run(fail_batch: int | None, per_call: int = PER_TOPIC) -> _Outcome:
+    async def main() -> _Outcome:
+        consumer, stopping = _Consumer(per_call=per_call), asyncio.Event()
+        store = _Store(consumer, stopping, fail_batch)
+        publisher = _Publisher(store)
+        loop = BatchLoop(
+            "operator q[0]",
+            0,
+            builder=BatchBuilder(QUERY, 0, "dead"),
+            store=cast(Any, store),
+            publisher=cast(Any, publisher),
+            outputs=OutputTopics("out", 1, "dead", 1, 1),
+            config=OperatorConfig(max_batch=4, poll_ms=1),
+            stats=OperatorCounters(QUERY),
+            positions=None,
+            stopping=stopping,
+            paused=lambda: False,
+            idle_ms=10_000,
+        )
+        operator = OperatorFactory(QUERY).build(0, journal=True)
+        offsets = {"t.a": 0, "t.b": 0}
+        failure: BaseException | None = None
+        try:
+            outboxes = {"results": OutboxState(), "dead": OutboxState()}
+            await loop.run(cast(Any, consumer), operator, 7, 0, offsets, [], outboxes)
+        except StateUnavailableError as exc:
+            failure = exc
+        await asyncio.sleep(0)  # a cancelled fetch ends
+        left = [t for t in asyncio.all_tasks() if t is not asyncio.current_task() and not t.done()]
+        return store, publisher, loop, failure, len(left)
+
+    return asyncio.run(main())
+
+
+def test_the_next_batch_is_fetched_while_the_commit_is_in_flight() -> None:
+    store, publisher, loop, failure, tasks_left = _run(fail_batch=None)
+    assert failure is None and tasks_left == 0
+    assert [c.batch for c in store.committed] == [1, 2, 3]
+    assert all(n >= 1 for n in store.fetched_during_commit[:2])  # the last one's prefetch: dropped
+    assert loop.phases.batches == 3
+    assert loop.phases.commit_ns > 0 and loop.phases.build_ns > 0
+    published = [r for _, records in publisher.published for r in records]
+    assert len(published) == sum(len(c.outbox["results"]) for c in store.committed) > 0
+
+
+def test_a_failed_commit_publishes_nothing_of_its_batch_and_drops_the_prefetch() -> None:
+    store, publisher, _, failure, tasks_left = _run(fail_batch=2)
+    assert isinstance(failure, StateUnavailableError) and tasks_left == 0
+    assert [c.batch for c in store.committed] == [1]
+    assert store.fetched_during_commit[1] >= 1  # batch 3 was being read: it is dropped, not joined
+    published = [r for _, records in publisher.published for r in records]
+    assert len(published) == len(store.committed[0].outbox["results"]) > 0
+
+
+def test_a_prefetched_batch_is_topped_up_to_its_share() -> None:
+    # the consumer hands out one record per partition and call: the first batch takes one of each;
+    # the next ones, read while a commit was in flight, get a second one once the commit answered
+    store, _, _, failure, _ = _run(fail_batch=None, per_call=1)
+    assert failure is None
+    assert [c.offsets for c in store.committed] == [{"t.a": n, "t.b": n} for n in (1, 3, 5)]
