@@ -133,12 +133,6 @@ def _compare(want: Counter[str], records: list[Any], logs: str) -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="open: 1 run in about 5 published 24 results twice: Redis failed again right after the rebuild, "
-    "and the next attempt started from the rebuilt checkpoint without the rebuild's list of results "
-    "already published after the marker (docs/reliability.md)",
-)
 def test_redis_restarted_empty_mid_run_is_rebuilt_exactly_once(
     query_setup: Callable[[int], QuerySetup],
     kafka_broker: str,

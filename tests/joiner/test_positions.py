@@ -62,6 +62,9 @@ def test_marker_round_trip_and_garbage() -> None:
     m = _marker(entries=[(i % 3, 1_000 + i, f"{i}|20|1|{i}") for i in range(5_000)])
     raw = m.to_bytes()
     assert Marker.from_bytes(raw) == m
+    rebuilt = _marker(skip_results=["t:0:1|u:0:2"], skip_dead=[("source", "t", "7", "a")])
+    assert Marker.from_bytes(rebuilt.to_bytes()) == rebuilt
+    assert rebuilt.skipped() == PublishedIds(results={"t:0:1|u:0:2"}, dead={("source", "t", "7", "a")})
     assert len(raw) < 5_000 * 8  # near-sequential entries compress to a few bytes each
     with pytest.raises(ValueError, match="not a position marker"):
         Marker.from_bytes(b"{}")

@@ -78,6 +78,15 @@ class Marker:
     """Each held entry: (input, offset, its Redis header `ts|size|passes|seq`)."""
     at: float = 0.0
     """Unix time the marker was made: everything published after it was produced later."""
+    skip_results: list[str] = field(default_factory=list)
+    """After a rebuild, until produced again: ids of results the lost state published after its
+    marker (`PublishedIds`), so an operator restarted from the rebuilt checkpoint still drops them."""
+    skip_dead: list[tuple[str, ...]] = field(default_factory=list)
+    """The same for dead letters (`dead_letter_id`)."""
+
+    def skipped(self) -> PublishedIds:
+        """Return what a state rebuilt from this marker (or resumed after one) must not publish again."""
+        return PublishedIds(results=set(self.skip_results), dead=set(self.skip_dead))
 
     def to_bytes(self) -> bytes:
         """Return the zlib-compressed JSON form (entry offsets are near-sequential: they compress well)."""
@@ -91,6 +100,7 @@ class Marker:
             "counters": self.counters,
             "entries": [list(e) for e in self.entries],
             "at": self.at,
+            "skip": {"results": self.skip_results, "dead": [list(d) for d in self.skip_dead]},
         }
         return zlib.compress(json.dumps(body, separators=(",", ":")).encode(), 6)
 
@@ -99,6 +109,7 @@ class Marker:
         """Return the marker of `to_bytes`; raise ValueError if `raw` is not one."""
         try:
             body = json.loads(zlib.decompress(raw))
+            skip = body.get("skip") or {}
             return cls(
                 incarnation=str(body["incarnation"]),
                 batch=int(body["batch"]),
@@ -109,6 +120,8 @@ class Marker:
                 counters={str(k): int(v) for k, v in body["counters"].items()},
                 entries=[(int(i), int(o), str(h)) for i, o, h in body["entries"]],
                 at=float(body.get("at", 0.0)),
+                skip_results=[str(r) for r in skip.get("results", ())],
+                skip_dead=[tuple(str(x) for x in d) for d in skip.get("dead", ())],
             )
         except (zlib.error, ValueError, KeyError, TypeError) as exc:
             raise ValueError(f"not a position marker: {exc}") from None
@@ -314,7 +327,15 @@ class PositionKeeper:
             counters=dict(self._counters),
             entries=[(e.input, e.offset, pack_entry(e).decode()) for e in self._entries.values()],
             at=time.time(),
+            # `taken` ids are of committed batches by now (`batch` confirms them): gone for good
+            skip_results=sorted(self.skip.results) if self.skip is not None else [],
+            skip_dead=sorted(self.skip.dead) if self.skip is not None else [],
         )
+
+    async def settle(self) -> None:
+        """Wait for the marker being written (a new attempt must not have an older one land later)."""
+        if self._pending is not None:
+            await asyncio.gather(self._pending, return_exceptions=True)
 
     async def final(self, batch: int) -> None:
         """Write the marker of `batch` and wait for it (the operator stops with nothing in flight)."""

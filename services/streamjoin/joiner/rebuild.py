@@ -10,17 +10,21 @@ empty: no checkpoint, but a marker of this query's incarnation), it:
    same path as a Redis checkpoint), so watermark, reorder buffer and lazy batches are as they were;
 3. reads each output partition from the marker's output offset to its end and keeps the ids of
    what this (query, partition) published after the marker (`PublishedIds`);
-4. commits batch 1 of the new state (the entries, the marker's offsets, scalars and counters, the
-   outputs' ends as `output_start`), so the operator continues from the marker's offsets.
+4. writes the marker again with those ids (`Marker.skip_results`, `skip_dead`), then commits batch 1
+   of the new state (the entries, the marker's offsets, scalars and counters, the outputs' ends as
+   `output_start`), so the operator continues from the marker's offsets.
 
 Results of the batches after the marker are then produced again; `PublishedIds.filter` drops the
-ones already published before they reach the outbox.
+ones already published before they reach the outbox. The ids travel in the markers until every one
+was produced again: an operator that resumes from the rebuilt checkpoint (its worker restarted it, or
+another worker took the partition) takes them from the marker.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from dataclasses import replace
 
 from streamjoin.engine.entry import Entry
 from streamjoin.joiner.batch import BatchBuilder
@@ -45,11 +49,15 @@ class RebuildError(RuntimeError):
 async def recover(keeper: PositionKeeper, builder: BatchBuilder, checkpoint: Checkpoint) -> None:
     """Rebuild the state if Redis lost it or rolled it back (see the module docstring): commit it and
     turn `checkpoint` into it (the operator then restores its engine from it as from any checkpoint),
-    and set `keeper.skip`. Change nothing for a new query or a checkpoint at or past the marker."""
+    and set `keeper.skip`. Change nothing for a new query or a checkpoint at or past the marker, but
+    take what a rebuild by another operator left to skip from the marker."""
     q, p, store, outputs = keeper.query, keeper.partition, keeper.store, keeper.outputs
+    await keeper.settle()
     marker = await keeper.log.marker(q, p)
     decision = decide(checkpoint.positioned, checkpoint.offsets, marker, keeper.incarnation)
     if decision.action != "rebuild" or marker is None:
+        if decision.action == "resume" and keeper.skip is None:
+            keeper.skip = _left_to_skip(marker, keeper.incarnation)
         return
     started = time.monotonic()
     _log.warning("%s[%d]: %s; rebuilding from the input topics", q, p, decision.reason)
@@ -69,8 +77,15 @@ async def recover(keeper: PositionKeeper, builder: BatchBuilder, checkpoint: Che
             await _read_published(consumer, tp, start, ends[tp], q, p, name, exclusive, prefix, published)
     finally:
         await consumer.stop()
-    # Before the commits: if one applies but its answer is lost, the next attempt resumes from the
-    # rebuilt state (no rebuild again) and must still skip what was published after the marker.
+    # What an earlier rebuild left to skip (Redis lost again before all of it was produced again).
+    published.results |= set(marker.skip_results)
+    published.dead |= set(marker.skip_dead)
+    # Before the commits, in the marker too: if one applies, whoever resumes from the rebuilt state
+    # (this operator's next attempt, an operator restarted by its worker, another worker) finds no
+    # state to rebuild and must still skip what was published after the marker.
+    if published:
+        skipping = replace(marker, skip_results=sorted(published.results), skip_dead=sorted(published.dead))
+        await keeper.log.write(q, p, skipping)
     keeper.skip = published if published else None
     counters = dict(marker.counters)
     if checkpoint.positioned:  # rolled back: first release what the old state holds, drop its outbox
@@ -106,6 +121,16 @@ async def recover(keeper: PositionKeeper, builder: BatchBuilder, checkpoint: Che
         "%d records published after the marker will not be published again",
         q, p, len(entries), marker.batch, time.monotonic() - started, reread, len(published),
     )  # fmt: skip
+
+
+def _left_to_skip(marker: Marker | None, incarnation: str) -> PublishedIds | None:
+    """Return what the marker says a state rebuilt by another operator (before a restart, on another
+    worker) must still not publish again. Ids that committed batches dropped already are never
+    produced again (an id names its members): taking them back is harmless. A marker of another
+    incarnation is not ours (its ids could name results of this one)."""
+    if marker is None or marker.incarnation != incarnation:
+        return None
+    return marker.skipped() or None
 
 
 def _release_all(checkpoint: Checkpoint, topics: tuple[str, ...]) -> CommitBatch:
