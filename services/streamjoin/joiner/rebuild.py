@@ -33,7 +33,7 @@ from streamjoin.joiner.positions import Marker, PositionKeeper, decide
 from streamjoin.joiner.published import PublishedIds, dead_letter_id, result_id
 from streamjoin.kafka import Consumer, TopicPartition, end_offsets, reader, start_consumer
 from streamjoin.state.base import Checkpoint, CommitBatch, OutboxState, Trim
-from streamjoin.state.redis.codec import unpack_entry
+from streamjoin.state.redis.codec import raw_key, unpack_entry
 
 __all__ = ["RebuildError", "recover"]
 
@@ -101,10 +101,14 @@ async def recover(keeper: PositionKeeper, builder: BatchBuilder, checkpoint: Che
             batch=checkpoint.batch,
             offsets=dict(marker.offsets),
             scalars=marker.scalars,
-            added=[(e, raws[(e.input, e.offset)]) for e in entries],
+            added=[
+                (e, raws[raw_key(e.input, None if e.partition == p else e.partition, e.offset)])
+                for e in entries
+            ],
             counters=counters,
             output_start={n: ends[tp] for n, tp in outs.items()},
             topics=builder.input_topics,
+            sources=dict(marker.sources),
         ),
     )
     checkpoint.offsets = dict(marker.offsets)
@@ -112,6 +116,7 @@ async def recover(keeper: PositionKeeper, builder: BatchBuilder, checkpoint: Che
     checkpoint.entries = entries
     checkpoint.raws = raws
     checkpoint.counters = dict(marker.counters)
+    checkpoint.sources = dict(marker.sources)
     checkpoint.output_start = {n: ends[tp] for n, tp in outs.items()}
     checkpoint.outboxes = {
         n: OutboxState(b.seq, b.seq, b.acked_offset) for n, b in checkpoint.outboxes.items()
@@ -164,18 +169,18 @@ async def _read_entries(
 ) -> tuple[list[Entry], dict[tuple[int, ...], bytes], int]:
     """Return the marker's entries with their record bytes read from the input topics, and how many
     records were read for them."""
-    wanted: dict[str, set[int]] = {}
-    for input_index, offset, _ in marker.entries:
-        wanted.setdefault(topics[input_index], set()).add(offset)
-    found: dict[str, dict[int, bytes]] = {}
+    wanted: dict[tuple[str, int], set[int]] = {}
+    for input_index, offset, _, source in marker.entries:  # a re-keyed input's: its source partition
+        wanted.setdefault((topics[input_index], partition if source < 0 else source), set()).add(offset)
+    found: dict[tuple[str, int], dict[int, bytes]] = {}
     reread = 0
-    for topic, offsets in wanted.items():
-        tp = TopicPartition(topic, partition)
+    for (topic, part), offsets in wanted.items():
+        tp = TopicPartition(topic, part)
         first, last = min(offsets), max(offsets)
         begin = (await consumer.beginning_offsets([tp]))[tp]
         if begin > first:
             raise RebuildError(
-                f"{topic}[{partition}] starts at offset {begin}: the records from {first} the lost "
+                f"{topic}[{part}] starts at offset {begin}: the records from {first} the lost "
                 "state held are no longer retained"
             )
         consumer.assign([tp])
@@ -184,22 +189,23 @@ async def _read_entries(
         deadline = time.monotonic() + _READ_TIMEOUT_S
         while await consumer.position(tp) <= last:
             if time.monotonic() > deadline:
-                raise TimeoutError(f"re-reading {topic}[{partition}] took over {_READ_TIMEOUT_S:g} s")
+                raise TimeoutError(f"re-reading {topic}[{part}] took over {_READ_TIMEOUT_S:g} s")
             batch = await consumer.getmany(tp, timeout_ms=500, max_records=10_000)
             for m in batch.get(tp, ()):
                 if m.offset <= last:
                     reread += 1
                     if m.offset in offsets and m.value is not None:
                         got[m.offset] = m.value
-        found[topic] = got
+        found[(topic, part)] = got
     entries: list[Entry] = []
     raws: dict[tuple[int, ...], bytes] = {}
-    for input_index, offset, header in marker.entries:
-        raw = found[topics[input_index]].get(offset)
+    for input_index, offset, header, source in marker.entries:
+        part = partition if source < 0 else source
+        raw = found[(topics[input_index], part)].get(offset)
         if raw is None:
-            raise RebuildError(f"record {offset} of {topics[input_index]}[{partition}] is gone")
-        entries.append(unpack_entry(f"{input_index}:{offset}", partition, header.encode(), raw))
-        raws[(input_index, offset)] = raw
+            raise RebuildError(f"record {offset} of {topics[input_index]}[{part}] is gone")
+        entries.append(unpack_entry(f"{input_index}:{offset}", part, header.encode(), raw))
+        raws[raw_key(input_index, None if source < 0 else source, offset)] = raw
     return entries, raws, reread
 
 
