@@ -46,12 +46,15 @@ class StopAfterRebuild:
     def __init__(self, store: StateStore) -> None:
         self._store = store
         self.rebuilt = asyncio.Event()
+        self.held = asyncio.Event()
+        """Set once a commit after the rebuild's waits: the operator is in its batch loop."""
 
     async def claim(self, query: str, partition: int, owner: str, topics: Sequence[str]) -> Checkpoint:
         return await self._store.claim(query, partition, owner, topics)
 
     async def commit(self, query: str, partition: int, epoch: int, batch: CommitBatch) -> None:
         if self.rebuilt.is_set():
+            self.held.set()
             await asyncio.Event().wait()
         await self._store.commit(query, partition, epoch, batch)
         if batch.added and batch.output_start:
@@ -144,7 +147,7 @@ def test_an_operator_resuming_a_rebuilt_state_skips_what_was_published_after_the
             # B rebuilds from the marker, then stops before committing a batch of its own
             gate = StopAfterRebuild(store)
             b, _ = operator(gate, log)
-            await asyncio.wait_for(gate.rebuilt.wait(), 90)
+            await asyncio.wait_for(gate.held.wait(), 90)
             await _crash(b)
             # C (a new keeper, as after a restart by the worker or on another worker) resumes
             c, keeper_c = operator(store, PositionLog(kafka, prefix=s.prefix, topic=positions))
