@@ -30,7 +30,7 @@ from streamjoin.state.base import Checkpoint, CommitBatch, StateStore, Trim
 from streamjoin.state.redis import RedisStateStore
 from streamjoin.testing import Event
 
-pytestmark = [pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.timeout(300), pytest.mark.slow, pytest.mark.integration]
 
 INCARNATION = "1700000000.0:1"
 _T = TypeVar("_T")
