@@ -32,7 +32,7 @@ def _marker(**changes: object) -> Marker:
         "watermark": 100.0,
         "scalars": {"watermark": 100.0},
         "counters": {"records_in": 52},
-        "entries": [(0, 38, "99|10|1|4"), (1, 11, "97|8|1|3")],
+        "entries": [(0, 38, "99|10|1|4", -1), (1, 11, "97|8|1|3", -1)],
     }
     base.update(changes)
     return Marker(**base)  # type: ignore[arg-type]
@@ -59,9 +59,14 @@ def test_decide(
 
 
 def test_marker_round_trip_and_garbage() -> None:
-    m = _marker(entries=[(i % 3, 1_000 + i, f"{i}|20|1|{i}") for i in range(5_000)])
+    m = _marker(entries=[(i % 3, 1_000 + i, f"{i}|20|1|{i}", -1) for i in range(5_000)])
     raw = m.to_bytes()
     assert Marker.from_bytes(raw) == m
+    rekeyed = _marker(entries=[(0, 38, "99|10|1|4", 3), (0, 38, "99|10|1|4", -1)], sources={"a:3": 38})
+    assert Marker.from_bytes(rekeyed.to_bytes()) == rekeyed  # a re-keyed input's entry names its source
+    rebuilt = _marker(skip_results=["t:0:1|u:0:2"], skip_dead=[("source", "t", "7", "a")])
+    assert Marker.from_bytes(rebuilt.to_bytes()) == rebuilt
+    assert rebuilt.skipped() == PublishedIds(results={"t:0:1|u:0:2"}, dead={("source", "t", "7", "a")})
     assert len(raw) < 5_000 * 8  # near-sequential entries compress to a few bytes each
     with pytest.raises(ValueError, match="not a position marker"):
         Marker.from_bytes(b"{}")
@@ -89,17 +94,20 @@ def test_keeper_follows_commits_and_marks_only_acknowledged_state() -> None:
             counters={"records_in": 6}, output_start={"results": 10, "dead": 4},
         )  # fmt: skip
         keeper.reset(checkpoint)
-        second, third = _entry(0, 6, 51), _entry(1, 2, 52)
+        second, third, moved = _entry(0, 6, 51), _entry(1, 2, 52), _entry(1, 2, 52)
+        moved.partition = 5  # a re-keyed input's record: same input and offset, another source partition
         built = BuiltBatch(
             CommitBatch(batch=4, offsets={"a": 7, "b": 3}, scalars={"watermark": 45.0},
-                        added=[(second, b"{}"), (third, b"{}")], expired=[first], counters={"records_in": 2}),
+                        added=[(second, b"{}"), (third, b"{}"), (moved, b"{}")], expired=[first],
+                        counters={"records_in": 2}, sources={"b:5": 2}),
             [], [], 2, None,
         )  # fmt: skip
         assert keeper.batch(built) is built
         keeper.published("results", 20)
         m = keeper.marker(4)
         assert m.offsets == {"a": 7, "b": 3} and m.watermark == 45.0
-        assert sorted(m.entries) == [(0, 6, "51|9|1|6"), (1, 2, "52|9|1|2")]
+        assert sorted(m.entries) == [(0, 6, "51|9|1|6", -1), (1, 2, "52|9|1|2", -1), (1, 2, "52|9|1|2", 5)]
+        assert m.sources == {"b:5": 2}
         assert m.outputs == {"results": 21, "dead": 4} and m.counters == {"records_in": 8}
         # a publish in flight that fails: no marker is written for that state
         failed: asyncio.Future[int] = asyncio.get_running_loop().create_future()

@@ -74,10 +74,23 @@ class Marker:
     scalars: dict[str, Any]
     """The engine's checkpoint scalars (`MultiJoin.restore`)."""
     counters: dict[str, int]
-    entries: list[tuple[int, int, str]] = field(default_factory=list)
-    """Each held entry: (input, offset, its Redis header `ts|size|passes|seq`)."""
+    entries: list[tuple[int, int, str, int]] = field(default_factory=list)
+    """Each held entry: (input, offset, its Redis header `ts|size|passes|seq`, its partition: -1 for
+    the operator's, else the source partition of a re-keyed input's record)."""
     at: float = 0.0
     """Unix time the marker was made: everything published after it was produced later."""
+    skip_results: list[str] = field(default_factory=list)
+    """After a rebuild, until produced again: ids of results the lost state published after its
+    marker (`PublishedIds`), so an operator restarted from the rebuilt checkpoint still drops them."""
+    skip_dead: list[tuple[str, ...]] = field(default_factory=list)
+    """The same for dead letters (`dead_letter_id`)."""
+    sources: dict[str, int] = field(default_factory=dict)
+    """Re-keyed inputs: the highest source offset taken per `input:source partition` (the duplicate
+    filter, `CommitBatch.sources`)."""
+
+    def skipped(self) -> PublishedIds:
+        """Return what a state rebuilt from this marker (or resumed after one) must not publish again."""
+        return PublishedIds(results=set(self.skip_results), dead=set(self.skip_dead))
 
     def to_bytes(self) -> bytes:
         """Return the zlib-compressed JSON form (entry offsets are near-sequential: they compress well)."""
@@ -89,8 +102,10 @@ class Marker:
             "watermark": self.watermark,
             "scalars": self.scalars,
             "counters": self.counters,
-            "entries": [list(e) for e in self.entries],
+            "entries": [list(e) if e[3] >= 0 else list(e[:3]) for e in self.entries],
             "at": self.at,
+            "skip": {"results": self.skip_results, "dead": [list(d) for d in self.skip_dead]},
+            "sources": self.sources,
         }
         return zlib.compress(json.dumps(body, separators=(",", ":")).encode(), 6)
 
@@ -99,6 +114,7 @@ class Marker:
         """Return the marker of `to_bytes`; raise ValueError if `raw` is not one."""
         try:
             body = json.loads(zlib.decompress(raw))
+            skip = body.get("skip") or {}
             return cls(
                 incarnation=str(body["incarnation"]),
                 batch=int(body["batch"]),
@@ -107,8 +123,14 @@ class Marker:
                 watermark=body["watermark"],
                 scalars=dict(body["scalars"]),
                 counters={str(k): int(v) for k, v in body["counters"].items()},
-                entries=[(int(i), int(o), str(h)) for i, o, h in body["entries"]],
+                entries=[
+                    (int(e[0]), int(e[1]), str(e[2]), int(e[3]) if len(e) > 3 else -1)
+                    for e in body["entries"]
+                ],
                 at=float(body.get("at", 0.0)),
+                skip_results=[str(r) for r in skip.get("results", ())],
+                skip_dead=[tuple(str(x) for x in d) for d in skip.get("dead", ())],
+                sources={str(k): int(v) for k, v in body.get("sources", {}).items()},
             )
         except (zlib.error, ValueError, KeyError, TypeError) as exc:
             raise ValueError(f"not a position marker: {exc}") from None
@@ -161,14 +183,7 @@ class PositionLog:
 
         Operators claiming at once (a Redis restarted empty) share one read of the topic.
         """
-        async with self._reading:
-            now = time.monotonic()
-            if self._read is None or now - self._read[0] > self._cache_ms / 1000:
-                latest: dict[str, bytes | None] = {}
-                for record in await self._log.read_all():
-                    latest[record.key] = record.value
-                self._read = (time.monotonic(), latest)
-            raw = self._read[1].get(self.key(query, partition))
+        raw = await self.read(self.key(query, partition))
         if raw is None:
             return None
         try:
@@ -185,10 +200,29 @@ class PositionLog:
                 "%s[%d]: marker of %d bytes not written (state too large)", query, partition, len(value)
             )
             return
+        await self.put(self.key(query, partition), value)
+
+    async def read(self, key: str) -> bytes | None:
+        """Return the latest value of `key` (a full key: `key`, `rekey_key`), None if none."""
+        async with self._reading:
+            now = time.monotonic()
+            if self._read is None or now - self._read[0] > self._cache_ms / 1000:
+                latest: dict[str, bytes | None] = {}
+                for record in await self._log.read_all():
+                    latest[record.key] = record.value
+                self._read = (time.monotonic(), latest)
+            return self._read[1].get(key)
+
+    async def put(self, key: str, value: bytes | None) -> None:
+        """Append `value` under `key` and wait for the broker's acknowledgement."""
         async with self._write_lock:  # one producer: appends of several operators in turn
-            await self._log.append([LogRecord(self.key(query, partition), value)])
+            await self._log.append([LogRecord(key, value)])
         if self._read is not None:
-            self._read[1][self.key(query, partition)] = value
+            self._read[1][key] = value
+
+    def rekey_key(self, query: str, position_name: str, partition: int) -> str:
+        """Return the key of a repartitioner's position (`rekey_marks`); apart from every `key`."""
+        return f"{self._prefix}rekey/{query}/{position_name}/{partition}"
 
     def keeper(
         self, query: str, partition: int, incarnation: str, store: StateStore, outputs: OutputTopics
@@ -240,7 +274,8 @@ class PositionKeeper:
         self.skip: PublishedIds | None = None
         """After a rebuild: what was published after the marker, dropped when produced again."""
         self._interval = interval_ms / 1000
-        self._entries: dict[tuple[int, int], Entry] = {}
+        self._entries: dict[tuple[int, int, int], Entry] = {}
+        self._sources: dict[str, int] = {}
         self._outputs: dict[str, int] = {}
         self._offsets: dict[str, int] = {}
         self._scalars: Mapping[str, Any] = {}
@@ -251,7 +286,8 @@ class PositionKeeper:
 
     def reset(self, checkpoint: Checkpoint) -> None:
         """Start from a claimed (or rebuilt, or just positioned) checkpoint."""
-        self._entries = {(e.input, e.offset): e for e in checkpoint.entries}
+        self._entries = {(e.input, e.partition, e.offset): e for e in checkpoint.entries}
+        self._sources = dict(checkpoint.sources)
         acked = {n: box.acked_offset for n, box in checkpoint.outboxes.items()}
         self._outputs = outputs_of(checkpoint.output_start, acked)
         self._offsets = dict(checkpoint.offsets)
@@ -272,9 +308,10 @@ class PositionKeeper:
                 self.skip = None
         commit, held = built.commit, self._entries
         for entry, _ in commit.added:
-            held[(entry.input, entry.offset)] = entry
+            held[(entry.input, entry.partition, entry.offset)] = entry
         for entry in commit.expired:
-            held.pop((entry.input, entry.offset), None)
+            held.pop((entry.input, entry.partition, entry.offset), None)
+        self._sources.update(commit.sources)
         for name, value in commit.counters.items():
             self._counters[name] = self._counters.get(name, 0) + value
         self._offsets = dict(commit.offsets)
@@ -312,9 +349,26 @@ class PositionKeeper:
             watermark=float(watermark) if isinstance(watermark, int | float) else None,
             scalars=dict(self._scalars),
             counters=dict(self._counters),
-            entries=[(e.input, e.offset, pack_entry(e).decode()) for e in self._entries.values()],
+            entries=[
+                (
+                    e.input,
+                    e.offset,
+                    pack_entry(e).decode(),
+                    -1 if e.partition == self.partition else e.partition,
+                )
+                for e in self._entries.values()
+            ],
+            sources=dict(self._sources),
             at=time.time(),
+            # `taken` ids are of committed batches by now (`batch` confirms them): gone for good
+            skip_results=sorted(self.skip.results) if self.skip is not None else [],
+            skip_dead=sorted(self.skip.dead) if self.skip is not None else [],
         )
+
+    async def settle(self) -> None:
+        """Wait for the marker being written (a new attempt must not have an older one land later)."""
+        if self._pending is not None:
+            await asyncio.gather(self._pending, return_exceptions=True)
 
     async def final(self, batch: int) -> None:
         """Write the marker of `batch` and wait for it (the operator stops with nothing in flight)."""

@@ -10,17 +10,21 @@ empty: no checkpoint, but a marker of this query's incarnation), it:
    same path as a Redis checkpoint), so watermark, reorder buffer and lazy batches are as they were;
 3. reads each output partition from the marker's output offset to its end and keeps the ids of
    what this (query, partition) published after the marker (`PublishedIds`);
-4. commits batch 1 of the new state (the entries, the marker's offsets, scalars and counters, the
-   outputs' ends as `output_start`), so the operator continues from the marker's offsets.
+4. writes the marker again with those ids (`Marker.skip_results`, `skip_dead`), then commits batch 1
+   of the new state (the entries, the marker's offsets, scalars and counters, the outputs' ends as
+   `output_start`), so the operator continues from the marker's offsets.
 
 Results of the batches after the marker are then produced again; `PublishedIds.filter` drops the
-ones already published before they reach the outbox.
+ones already published before they reach the outbox. The ids travel in the markers until every one
+was produced again: an operator that resumes from the rebuilt checkpoint (its worker restarted it, or
+another worker took the partition) takes them from the marker.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from dataclasses import replace
 
 from streamjoin.engine.entry import Entry
 from streamjoin.joiner.batch import BatchBuilder
@@ -29,7 +33,7 @@ from streamjoin.joiner.positions import Marker, PositionKeeper, decide
 from streamjoin.joiner.published import PublishedIds, dead_letter_id, result_id
 from streamjoin.kafka import Consumer, TopicPartition, end_offsets, reader, start_consumer
 from streamjoin.state.base import Checkpoint, CommitBatch, OutboxState, Trim
-from streamjoin.state.redis.codec import unpack_entry
+from streamjoin.state.redis.codec import raw_key, unpack_entry
 
 __all__ = ["RebuildError", "recover"]
 
@@ -45,11 +49,15 @@ class RebuildError(RuntimeError):
 async def recover(keeper: PositionKeeper, builder: BatchBuilder, checkpoint: Checkpoint) -> None:
     """Rebuild the state if Redis lost it or rolled it back (see the module docstring): commit it and
     turn `checkpoint` into it (the operator then restores its engine from it as from any checkpoint),
-    and set `keeper.skip`. Change nothing for a new query or a checkpoint at or past the marker."""
+    and set `keeper.skip`. Change nothing for a new query or a checkpoint at or past the marker, but
+    take what a rebuild by another operator left to skip from the marker."""
     q, p, store, outputs = keeper.query, keeper.partition, keeper.store, keeper.outputs
+    await keeper.settle()
     marker = await keeper.log.marker(q, p)
     decision = decide(checkpoint.positioned, checkpoint.offsets, marker, keeper.incarnation)
     if decision.action != "rebuild" or marker is None:
+        if decision.action == "resume" and keeper.skip is None:
+            keeper.skip = _left_to_skip(marker, keeper.incarnation)
         return
     started = time.monotonic()
     _log.warning("%s[%d]: %s; rebuilding from the input topics", q, p, decision.reason)
@@ -69,8 +77,15 @@ async def recover(keeper: PositionKeeper, builder: BatchBuilder, checkpoint: Che
             await _read_published(consumer, tp, start, ends[tp], q, p, name, exclusive, prefix, published)
     finally:
         await consumer.stop()
-    # Before the commits: if one applies but its answer is lost, the next attempt resumes from the
-    # rebuilt state (no rebuild again) and must still skip what was published after the marker.
+    # What an earlier rebuild left to skip (Redis lost again before all of it was produced again).
+    published.results |= set(marker.skip_results)
+    published.dead |= set(marker.skip_dead)
+    # Before the commits, in the marker too: if one applies, whoever resumes from the rebuilt state
+    # (this operator's next attempt, an operator restarted by its worker, another worker) finds no
+    # state to rebuild and must still skip what was published after the marker.
+    if published:
+        skipping = replace(marker, skip_results=sorted(published.results), skip_dead=sorted(published.dead))
+        await keeper.log.write(q, p, skipping)
     keeper.skip = published if published else None
     counters = dict(marker.counters)
     if checkpoint.positioned:  # rolled back: first release what the old state holds, drop its outbox
@@ -86,10 +101,14 @@ async def recover(keeper: PositionKeeper, builder: BatchBuilder, checkpoint: Che
             batch=checkpoint.batch,
             offsets=dict(marker.offsets),
             scalars=marker.scalars,
-            added=[(e, raws[(e.input, e.offset)]) for e in entries],
+            added=[
+                (e, raws[raw_key(e.input, None if e.partition == p else e.partition, e.offset)])
+                for e in entries
+            ],
             counters=counters,
             output_start={n: ends[tp] for n, tp in outs.items()},
             topics=builder.input_topics,
+            sources=dict(marker.sources),
         ),
     )
     checkpoint.offsets = dict(marker.offsets)
@@ -97,6 +116,7 @@ async def recover(keeper: PositionKeeper, builder: BatchBuilder, checkpoint: Che
     checkpoint.entries = entries
     checkpoint.raws = raws
     checkpoint.counters = dict(marker.counters)
+    checkpoint.sources = dict(marker.sources)
     checkpoint.output_start = {n: ends[tp] for n, tp in outs.items()}
     checkpoint.outboxes = {
         n: OutboxState(b.seq, b.seq, b.acked_offset) for n, b in checkpoint.outboxes.items()
@@ -106,6 +126,16 @@ async def recover(keeper: PositionKeeper, builder: BatchBuilder, checkpoint: Che
         "%d records published after the marker will not be published again",
         q, p, len(entries), marker.batch, time.monotonic() - started, reread, len(published),
     )  # fmt: skip
+
+
+def _left_to_skip(marker: Marker | None, incarnation: str) -> PublishedIds | None:
+    """Return what the marker says a state rebuilt by another operator (before a restart, on another
+    worker) must still not publish again. Ids that committed batches dropped already are never
+    produced again (an id names its members): taking them back is harmless. A marker of another
+    incarnation is not ours (its ids could name results of this one)."""
+    if marker is None or marker.incarnation != incarnation:
+        return None
+    return marker.skipped() or None
 
 
 def _release_all(checkpoint: Checkpoint, topics: tuple[str, ...]) -> CommitBatch:
@@ -139,18 +169,18 @@ async def _read_entries(
 ) -> tuple[list[Entry], dict[tuple[int, ...], bytes], int]:
     """Return the marker's entries with their record bytes read from the input topics, and how many
     records were read for them."""
-    wanted: dict[str, set[int]] = {}
-    for input_index, offset, _ in marker.entries:
-        wanted.setdefault(topics[input_index], set()).add(offset)
-    found: dict[str, dict[int, bytes]] = {}
+    wanted: dict[tuple[str, int], set[int]] = {}
+    for input_index, offset, _, source in marker.entries:  # a re-keyed input's: its source partition
+        wanted.setdefault((topics[input_index], partition if source < 0 else source), set()).add(offset)
+    found: dict[tuple[str, int], dict[int, bytes]] = {}
     reread = 0
-    for topic, offsets in wanted.items():
-        tp = TopicPartition(topic, partition)
+    for (topic, part), offsets in wanted.items():
+        tp = TopicPartition(topic, part)
         first, last = min(offsets), max(offsets)
         begin = (await consumer.beginning_offsets([tp]))[tp]
         if begin > first:
             raise RebuildError(
-                f"{topic}[{partition}] starts at offset {begin}: the records from {first} the lost "
+                f"{topic}[{part}] starts at offset {begin}: the records from {first} the lost "
                 "state held are no longer retained"
             )
         consumer.assign([tp])
@@ -159,22 +189,23 @@ async def _read_entries(
         deadline = time.monotonic() + _READ_TIMEOUT_S
         while await consumer.position(tp) <= last:
             if time.monotonic() > deadline:
-                raise TimeoutError(f"re-reading {topic}[{partition}] took over {_READ_TIMEOUT_S:g} s")
+                raise TimeoutError(f"re-reading {topic}[{part}] took over {_READ_TIMEOUT_S:g} s")
             batch = await consumer.getmany(tp, timeout_ms=500, max_records=10_000)
             for m in batch.get(tp, ()):
                 if m.offset <= last:
                     reread += 1
                     if m.offset in offsets and m.value is not None:
                         got[m.offset] = m.value
-        found[topic] = got
+        found[(topic, part)] = got
     entries: list[Entry] = []
     raws: dict[tuple[int, ...], bytes] = {}
-    for input_index, offset, header in marker.entries:
-        raw = found[topics[input_index]].get(offset)
+    for input_index, offset, header, source in marker.entries:
+        part = partition if source < 0 else source
+        raw = found[(topics[input_index], part)].get(offset)
         if raw is None:
-            raise RebuildError(f"record {offset} of {topics[input_index]}[{partition}] is gone")
-        entries.append(unpack_entry(f"{input_index}:{offset}", partition, header.encode(), raw))
-        raws[(input_index, offset)] = raw
+            raise RebuildError(f"record {offset} of {topics[input_index]}[{part}] is gone")
+        entries.append(unpack_entry(f"{input_index}:{offset}", part, header.encode(), raw))
+        raws[raw_key(input_index, None if source < 0 else source, offset)] = raw
     return entries, raws, reread
 
 

@@ -36,6 +36,7 @@ from streamjoin.joiner.rekey_format import (
     route,
     source_header,
 )
+from streamjoin.joiner.rekey_marks import RekeyMark, RekeyMarks
 from streamjoin.joiner.rekey_producer import Delivery, Header, RekeyProducer
 from streamjoin.joiner.supervised import Attempts, stop_bounded
 from streamjoin.kafka import (
@@ -108,7 +109,9 @@ class Repartitioner:
         owner: str,
         health: Health,
         config: OperatorConfig,
+        marks: RekeyMarks | None = None,
     ) -> None:
+        """`marks`: its position outside Redis, where it resumes if Redis lost it (`rekey_marks`)."""
         self.job = job
         self._kafka = kafka
         self._store = store
@@ -116,6 +119,7 @@ class Repartitioner:
         self._owner = owner
         self._health = health
         self._config = config
+        self._marks = marks
         self._reader = RecordReader(job.query, max_future=config.max_future)
         self._stopping = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -165,9 +169,21 @@ class Repartitioner:
         try:
             tp = TopicPartition(job.topic, job.partition)
             position = claim.position
-            if position is None:
+            mark = await self._marks.read() if self._marks is not None and position is None else None
+            if mark is not None:  # Redis lost the position (restarted empty): resume at the mark
+                _log.warning(
+                    "%s: no position in Redis; resuming at the marked offset %d", job.name, mark.position
+                )
+                position = mark.position
+                self.maxts = float(orjson.loads(mark.maxts)) if mark.maxts is not None else None
+                await store.commit(
+                    job.query.name, job.position_name, job.partition, epoch, position, mark.maxts
+                )
+            elif position is None:
                 position = (await start_offsets(consumer, [tp], job.query.start))[tp]
                 await store.commit(job.query.name, job.position_name, job.partition, epoch, position, None)
+                if self._marks is not None:  # at once: a loss right after must not move it to `start`
+                    await self._marks.write(RekeyMark(position, None))
             _log.info("%s: claimed (epoch %d), re-keying from offset %d", job.name, epoch, position)
             self._health.ok(job.name)
             consumer.assign([tp])
@@ -230,6 +246,8 @@ class Repartitioner:
         if position is not None:
             job = self.job
             await self._store.commit(job.query.name, job.position_name, job.partition, epoch, *position)
+            if self._marks is not None:
+                self._marks.committed(RekeyMark(*position))
 
     async def _send_records(self, delivery: Delivery, records: list[Any], now: float) -> None:
         job = self.job

@@ -18,8 +18,10 @@ from streamjoin.joiner.app import remove_input_topics
 from streamjoin.joiner.config import WorkerConfig
 from streamjoin.joiner.health import Health
 from streamjoin.joiner.operator_config import OperatorConfig
+from streamjoin.joiner.positions import PositionLog
 from streamjoin.joiner.query_layout import possible_internal_topics
 from streamjoin.joiner.rekey_cleanup import InternalTopics
+from streamjoin.joiner.rekey_marks import RekeyMarks
 from streamjoin.joiner.rekey_producer import RekeyProducer
 from streamjoin.joiner.repartitioner import RekeyJob, Repartitioner
 from streamjoin.kafka import KafkaClients
@@ -49,8 +51,11 @@ class Repartitioners:
         config: OperatorConfig,
         message_timeout_ms: int,
         registry: RegistryStore,
+        positions: PositionLog | None = None,
     ) -> None:
+        """`positions`: where the repartitioners' positions are marked outside Redis (`rekey_marks`)."""
         self._kafka = kafka
+        self._positions = positions
         self.store = store
         self.topics = InternalTopics(kafka, store, registry)
         self._owner = owner
@@ -68,6 +73,7 @@ class Repartitioners:
         kafka: KafkaClients,
         health: Health,
         registry: RegistryStore,
+        positions: PositionLog,
     ) -> Repartitioners:
         """Return the repartitioners of a worker (their positions in the worker's Redis)."""
         return cls(
@@ -78,6 +84,7 @@ class Repartitioners:
             health=health,
             config=config.operator,
             message_timeout_ms=config.session_timeout_ms,
+            positions=positions,
         )
 
     @staticmethod
@@ -105,9 +112,17 @@ class Repartitioners:
                 owner=self._owner,
                 health=self._health,
                 config=self._config,
+                marks=self._marks(job),
             )
             self.running[key] = runner
             runner.start()
+
+    def _marks(self, job: RekeyJob) -> RekeyMarks | None:
+        if self._positions is None:
+            return None
+        return RekeyMarks(
+            self._positions, self._positions.rekey_key(job.query.name, job.position_name, job.partition)
+        )
 
     async def stop(self, keys: Iterable[JobKey]) -> None:
         """Stop the repartitioners of `keys` (each finishes its current batch, bounded)."""

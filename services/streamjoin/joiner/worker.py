@@ -68,7 +68,7 @@ class JoinerWorker:
         self._partitions: dict[str, int] = {}
         self._layouts: dict[str, QueryLayout] = {}
         self._rekeyers = Repartitioners.from_settings(
-            settings, config, self._kafka, self.health, self._registry
+            settings, config, self._kafka, self.health, self._registry, self._positions
         )
         self._assigned: set[tuple[str, int]] = set()
         self._ops: dict[OpKey, PartitionOperator] = {}
@@ -346,9 +346,7 @@ class JoinerWorker:
             health=self.health,
             config=self.config.operator,
             on_status=self._on_status,
-            # A re-keyed query's entries come from its sources' partitions, which the rebuild does not
-            # read yet: it is not rebuilt after a Redis loss (docs/registry.md, "Lost state").
-            positions=None if rekey else self._positions.keeper(*key, spec.incarnation, self._store, outputs),
+            positions=self._positions.keeper(*key, spec.incarnation, self._store, outputs),
             rekey=rekey,
         )
         op.paused = spec.paused
