@@ -31,3 +31,13 @@ def test_help_lists_every_command() -> None:
     app = build_app()
     names = {c.name for c in app.registered_commands} | {g.name for g in app.registered_groups}
     assert {"replay", "joiner", "api", "dev", "topics", "shed-eval", "backfill", "archiver", "plan"} <= names
+
+
+def test_replay_of_a_json_query_leaves_the_sql_parser_unimported() -> None:
+    # sqlglot is a tenth of a CPU second of every replay's start-up; only SQL text needs it
+    probe = (
+        "import sys, streamjoin.cli.replay, streamjoin.replay\n"
+        "print(sorted(n for n in ('sqlglot', 'streamjoin.query.sql') if n in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
