@@ -9,6 +9,7 @@ embedded broker, against about 9k through Faust's stream layer.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, Protocol
@@ -142,10 +143,16 @@ async def start_consumer(consumer: Consumer) -> None:
     A group-less aiokafka consumer stopped before its coordinator's first task ran raises
     `CancelledError` out of `stop()` (it awaits a task cancelled before it started), which ends the
     caller's task as if it had been cancelled: an operator that had nothing to recover was restarted
-    every second that way.
+    every second that way. A caller cancelled while this runs gets the consumer stopped, not left
+    with open connections (its `try: ... finally: stop()` begins only after this returns).
     """
-    await consumer.start()
-    await asyncio.sleep(0)
+    try:
+        await consumer.start()
+        await asyncio.sleep(0)
+    except BaseException:
+        with contextlib.suppress(Exception, asyncio.CancelledError):
+            await consumer.stop()
+        raise
 
 
 async def partition_counts(consumer: Consumer, kafka: KafkaClients, topics: Iterable[str]) -> dict[str, int]:
