@@ -20,6 +20,7 @@ import argparse
 import datetime
 import json
 import os
+import signal
 import sys
 import tempfile
 import time
@@ -58,6 +59,9 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     """Run the soak; print and write the figures; return the exit code."""
     args = _args(argv)
+    # A SIGTERM (`kill`, a CI timeout) unwinds like Ctrl-C, so the runner's `finally` stops the
+    # broker, Redis and the workers instead of leaving them running.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     console = Console()
     duration = args.minutes * 60
     rate = args.factor * args.design_rate
