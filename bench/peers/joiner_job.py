@@ -1,6 +1,6 @@
 """Count a workload's results with streamjoin's joiner through the embedded broker and Redis.
 
-    python -m bench.peers.joiner_job DIRECTORY --expect N [--workers 1] [--stall-s 30]
+    python -m bench.peers.joiner_job DIRECTORY --expect N [--workers 1] [--stall-s 60]
 
 Reuses bench/joiner_throughput.py's machinery: starts the embedded stack, produces the workload's
 events into one topic (one partition) per stream plus one far-future record per stream that joins
@@ -9,7 +9,8 @@ measures from "running" until the output topic holds `--expect` results (or stop
 `--stall-s` seconds). The figures are the worker's, the broker's and Redis' CPU over that span and
 the span itself (stack start-up and the preload are left out). Prints one JSON line with results,
 wall_s, cpu_s, peak_rss_kb, last_result_s (when the output last grew, from "running") and
-last_gap_s (how long it had been still before that), plus the worker logs' directory.
+last_gap_s (how long it had been still before that), resumed (each time it grew again after 2 s
+still: when, from what count to what), the operator's counters and the worker logs' directory.
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ _STALL_S = 60.0
 """The default `--stall-s`: how long the output may stay still before the run gives up. Longer than
 every peers workload's idle timeout (golab5's: 30 s), so a tail the idle timeout released is
 counted, and shows as `last_gap_s`, instead of looking like a loss."""
+_PAUSE_S = 2.0
+"""Output growth after this long still is listed in `resumed` (an idle timeout releasing results)."""
 _FLUSH_AHEAD = 10**8
 """How far past the last record the flushing records lie (28 hours in ms)."""
 
@@ -146,11 +149,14 @@ async def measure(directory: Path, expect: int, workers: int, stall_s: float = _
             try:
                 tp = TopicPartition(output, 0)
                 got, changed, last_gap = 0, time.monotonic(), 0.0
+                resumed: list[list[float]] = []  # [s from running, results before, after] after a pause
                 while got < expect and time.monotonic() - changed < stall_s:
                     await asyncio.sleep(0.1)
                     now = (await end_offsets(consumer, [tp]))[tp]
                     if now != got:
                         moment = time.monotonic()
+                        if got and moment - changed > _PAUSE_S:
+                            resumed.append([round(moment - started, 1), got, now])
                         got, changed, last_gap = now, moment, moment - changed
                 wall = time.monotonic() - started
                 cpu = {n: cpu_seconds(pid) - before[n] for n, pid in pids.items()}
@@ -172,6 +178,7 @@ async def measure(directory: Path, expect: int, workers: int, stall_s: float = _
         "peak_rss_kb": rss,
         "last_result_s": round(changed - started, 3),
         "last_gap_s": round(last_gap, 3),
+        "resumed": resumed,
         "operator": operator,
         "logs": str(workdir),
     }
