@@ -52,7 +52,7 @@ def _query_and_events() -> tuple[dict[str, Any], list[Event]]:
 def _eager(combination: Combination) -> bool:
     # Lazy evaluation joins what is released when the watermark crosses a multiple of `every`; an
     # idle watermark may stop short of it, which is that mode's documented wait, not this one.
-    return combination.evaluation["mode"] == "eager"
+    return bool(combination.evaluation["mode"] == "eager")
 
 
 @pytest.mark.parametrize("combination", [c for c in COMBINATIONS if _eager(c)], ids=str)
