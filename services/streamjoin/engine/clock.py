@@ -8,7 +8,8 @@ Contract:
 - `take_released(bound, inclusive)`: pop the buffered records below `bound` (or at it, `inclusive`),
   in timestamp order, ties in arrival order.
 - The watermark is the smallest newest timestamp of every active partition, minus the lateness; a
-  partition that has seen nothing holds it at -infinity; idle partitions do not hold it back.
+  partition that has seen nothing holds it at -infinity; idle partitions do not hold it back. When
+  every partition is idle, it is the largest newest timestamp, minus the lateness.
 """
 
 from __future__ import annotations
@@ -160,9 +161,12 @@ class Clock:
             any_active = True
             if lowest is None or ts < lowest:
                 lowest = ts
-        if not any_active:  # every partition idle: the newest data seen is all there is
+        if not any_active:
+            # Every partition idle: nothing active will move the watermark, so it goes to the
+            # largest newest timestamp (Flink's valve flushes the same way) and everything held is
+            # joined. The smallest left the records above it waiting for new input for good.
             for ts in self.max_ts.values():
-                if ts is not None and (lowest is None or ts < lowest):
+                if ts is not None and (lowest is None or ts > lowest):
                     lowest = ts
         self._lowest_max = lowest
         if lowest is not None and lowest - self._lateness > self.watermark:
