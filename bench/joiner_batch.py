@@ -30,7 +30,7 @@ from streamjoin.formats import frame, result_schema
 from streamjoin.joiner.batch import BatchBuilder
 from streamjoin.joiner.outbox import encode_record
 from streamjoin.operator import OperatorFactory
-from streamjoin.query import parse_query
+from streamjoin.query import QueryDef, parse_query
 from streamjoin.schema_registry import MemorySchemaRegistry
 
 STREAMS = "abc"
@@ -71,13 +71,12 @@ def _to_avro(data: dict[str, list[ConsumerRecord[None, bytes]]], schema_id: int)
             )
 
 
-def run(n: int, batch: int, inputs: str = "json", output: str = "envelope") -> tuple[float, int]:
-    """Return (CPU seconds, results) of building every batch of an n-record workload."""
-    registry = MemorySchemaRegistry()
+def bench_query(registry: MemorySchemaRegistry, inputs: str = "json", output: str = "envelope") -> QueryDef:
+    """Return the benchmark's query: the 3-way equi-join of `bench/joiner_throughput.py`."""
     out: dict[str, object] = {"topic": "out", "format": output}
     if output == "avro":
         out["schema"] = result_schema("bench", STREAMS, dict.fromkeys(STREAMS, _AVRO))
-    query = parse_query(
+    return parse_query(
         {
             "name": "bench",
             "inputs": [
@@ -94,6 +93,12 @@ def run(n: int, batch: int, inputs: str = "json", output: str = "envelope") -> t
             "output": out,
         }
     )
+
+
+def run(n: int, batch: int, inputs: str = "json", output: str = "envelope") -> tuple[float, int]:
+    """Return (CPU seconds, results) of building every batch of an n-record workload."""
+    registry = MemorySchemaRegistry()
+    query = bench_query(registry, inputs, output)
     data = workload(n)
     if inputs == "avro":
         _to_avro(data, registry.register("t-value", _AVRO))

@@ -4,7 +4,9 @@ form, what a keeper follows, and the filter of what was published after a marker
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
+import zlib
 
 import pytest
 
@@ -70,6 +72,31 @@ def test_marker_round_trip_and_garbage() -> None:
     assert len(raw) < 5_000 * 8  # near-sequential entries compress to a few bytes each
     with pytest.raises(ValueError, match="not a position marker"):
         Marker.from_bytes(b"{}")
+
+
+def test_marker_of_the_earlier_encoding_and_a_non_finite_watermark_read_back() -> None:
+    # Markers stay on the compacted topic across upgrades: one written as `json` at zlib level 6
+    # (before the entries went through orjson at level 1) still reads; and a watermark of
+    # -Infinity keeps its JSON spelling (orjson would write null).
+    m = _marker(entries=[(0, 38, "99|10|1|4", 3), (1, 11, "97|8|1|3", -1)], sources={"a:3": 38})
+    body = {
+        "incarnation": m.incarnation,
+        "batch": m.batch,
+        "offsets": m.offsets,
+        "outputs": m.outputs,
+        "watermark": m.watermark,
+        "scalars": m.scalars,
+        "counters": m.counters,
+        "entries": [list(e) if e[3] >= 0 else list(e[:3]) for e in m.entries],
+        "at": m.at,
+        "skip": {"results": [], "dead": []},
+        "sources": m.sources,
+    }
+    earlier = zlib.compress(json.dumps(body, separators=(",", ":")).encode(), 6)
+    assert Marker.from_bytes(earlier) == m
+    assert json.loads(zlib.decompress(m.to_bytes())) == body  # what an earlier reader parses
+    unformed = _marker(watermark=None, scalars={"watermark": float("-inf"), "next_seq": 1})
+    assert Marker.from_bytes(unformed.to_bytes()).scalars["watermark"] == float("-inf")
 
 
 def _entry(i: int, off: int, ts: int) -> Entry:

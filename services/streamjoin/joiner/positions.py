@@ -26,16 +26,15 @@ True
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
-import zlib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from streamjoin.engine.entry import Entry
 from streamjoin.joiner.batch import BuiltBatch
+from streamjoin.joiner.marker import Marker
 from streamjoin.joiner.operator_config import OutputTopics
 from streamjoin.joiner.published import PublishedIds
 from streamjoin.kafka import KafkaClients, KeyedLog, LogRecord
@@ -56,84 +55,6 @@ _log = logging.getLogger(__name__)
 DEFAULT_POSITIONS_TOPIC = "streamjoin.positions"
 _MAX_MARKER_BYTES = 900_000
 """A marker larger than this (compressed) is not written: under the broker's default message limit."""
-
-
-@dataclass(frozen=True, slots=True)
-class Marker:
-    """What one (query, partition) had committed and published as of batch `batch`."""
-
-    incarnation: str
-    """`<created_at>:<revision>` of the query's registry record: a marker of another one is ignored."""
-    batch: int
-    offsets: dict[str, int]
-    """The next offset of each input topic after the batch."""
-    outputs: dict[str, int]
-    """Per outbox, the output offset after the last acknowledged record (records from there on may
-    be of later batches)."""
-    watermark: float | None
-    scalars: dict[str, Any]
-    """The engine's checkpoint scalars (`MultiJoin.restore`)."""
-    counters: dict[str, int]
-    entries: list[tuple[int, int, str, int]] = field(default_factory=list)
-    """Each held entry: (input, offset, its Redis header `ts|size|passes|seq`, its partition: -1 for
-    the operator's, else the source partition of a re-keyed input's record)."""
-    at: float = 0.0
-    """Unix time the marker was made: everything published after it was produced later."""
-    skip_results: list[str] = field(default_factory=list)
-    """After a rebuild, until produced again: ids of results the lost state published after its
-    marker (`PublishedIds`), so an operator restarted from the rebuilt checkpoint still drops them."""
-    skip_dead: list[tuple[str, ...]] = field(default_factory=list)
-    """The same for dead letters (`dead_letter_id`)."""
-    sources: dict[str, int] = field(default_factory=dict)
-    """Re-keyed inputs: the highest source offset taken per `input:source partition` (the duplicate
-    filter, `CommitBatch.sources`)."""
-
-    def skipped(self) -> PublishedIds:
-        """Return what a state rebuilt from this marker (or resumed after one) must not publish again."""
-        return PublishedIds(results=set(self.skip_results), dead=set(self.skip_dead))
-
-    def to_bytes(self) -> bytes:
-        """Return the zlib-compressed JSON form (entry offsets are near-sequential: they compress well)."""
-        body = {
-            "incarnation": self.incarnation,
-            "batch": self.batch,
-            "offsets": self.offsets,
-            "outputs": self.outputs,
-            "watermark": self.watermark,
-            "scalars": self.scalars,
-            "counters": self.counters,
-            "entries": [list(e) if e[3] >= 0 else list(e[:3]) for e in self.entries],
-            "at": self.at,
-            "skip": {"results": self.skip_results, "dead": [list(d) for d in self.skip_dead]},
-            "sources": self.sources,
-        }
-        return zlib.compress(json.dumps(body, separators=(",", ":")).encode(), 6)
-
-    @classmethod
-    def from_bytes(cls, raw: bytes) -> Marker:
-        """Return the marker of `to_bytes`; raise ValueError if `raw` is not one."""
-        try:
-            body = json.loads(zlib.decompress(raw))
-            skip = body.get("skip") or {}
-            return cls(
-                incarnation=str(body["incarnation"]),
-                batch=int(body["batch"]),
-                offsets={str(k): int(v) for k, v in body["offsets"].items()},
-                outputs={str(k): int(v) for k, v in body["outputs"].items()},
-                watermark=body["watermark"],
-                scalars=dict(body["scalars"]),
-                counters={str(k): int(v) for k, v in body["counters"].items()},
-                entries=[
-                    (int(e[0]), int(e[1]), str(e[2]), int(e[3]) if len(e) > 3 else -1)
-                    for e in body["entries"]
-                ],
-                at=float(body.get("at", 0.0)),
-                skip_results=[str(r) for r in skip.get("results", ())],
-                skip_dead=[tuple(str(x) for x in d) for d in skip.get("dead", ())],
-                sources={str(k): int(v) for k, v in body.get("sources", {}).items()},
-            )
-        except (zlib.error, ValueError, KeyError, TypeError) as exc:
-            raise ValueError(f"not a position marker: {exc}") from None
 
 
 @dataclass(frozen=True, slots=True)
