@@ -24,6 +24,7 @@ from confluent_kafka import TopicPartition as KafkaPartition
 from tests.joiner.harness import JoinerProcess
 from tests.registry.redis_process import RestartableRedis
 
+from streamjoin.cli.task_dump import TASK_DUMP_HEADER
 from streamjoin.dev.broker import EmbeddedBroker
 from streamjoin.state.redis.repartition_store import RepartitionStore
 from streamjoin.topics import TopicSpec, create_topics, load_catalog
@@ -194,3 +195,31 @@ class Cluster:
     def logs(self, lines: int = 40) -> str:
         """Return the end of every worker's log."""
         return "\n".join(f"--- {w.name} ---\n{w.log_tail(lines)}" for w in self.workers)
+
+    def task_dumps(self, wait_s: float = 1.5) -> str:
+        """Ask every running worker where its tasks wait (SIGUSR1, `streamjoin.cli.task_dump`) and
+        return where each one's main thread is and where its operators and repartitioners wait."""
+        asked = []
+        for index, worker in enumerate(self.workers):
+            process = worker.process
+            if index not in self._paused and process is not None and process.running and process.pid:
+                with contextlib.suppress(OSError):
+                    os.kill(process.pid, signal.SIGUSR1)
+                    asked.append(worker)
+        time.sleep(wait_s)
+        return "\n".join(f"--- {w.name} tasks ---\n{_stuck_places(w.log_tail(600))}" for w in asked)
+
+
+def _stuck_places(log: str) -> str:
+    """Return, from the last dump in `log`: the main thread's frames (faulthandler's "Current
+    thread" block) and the task lines of the operators and repartitioners."""
+    lines = log.splitlines()
+    main = max((i for i, line in enumerate(lines) if line.startswith("Current thread")), default=None)
+    tasks = max((i for i, line in enumerate(lines) if TASK_DUMP_HEADER in line), default=None)
+    out: list[str] = []
+    if main is not None:
+        out += [lines[main], *[line for line in lines[main + 1 : main + 13] if line.startswith("  File")]]
+    if tasks is not None:
+        block = [line for line in lines[tasks + 1 :] if line.startswith("  task ")]
+        out += [line for line in block if "repartitioner" in line or "operator" in line]
+    return "\n".join(out) or "(no dump: the process did not answer SIGUSR1)"

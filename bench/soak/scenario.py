@@ -202,6 +202,10 @@ def run_scenario(
     try:
         cluster.start()
         return asyncio.run(_Run(scenario, cluster, progress or (lambda _: None), began).run())
+    except NotDrainedError as exc:  # where the stuck tasks wait, then the logs
+        raise RuntimeError(
+            f"scenario {scenario.name} failed: {exc}\n{cluster.task_dumps()}\n{cluster.logs()}"
+        ) from exc
     except Exception as exc:
         raise RuntimeError(f"scenario {scenario.name} failed: {exc}\n{cluster.logs()}") from exc
     finally:

@@ -5,14 +5,20 @@ filter assumes each source partition's records arrive in source-offset order).""
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import time
+import uuid
+from pathlib import Path
 
 import pytest
 from confluent_kafka import KafkaError
 
+from streamjoin.dev.broker import EmbeddedBroker
 from streamjoin.joiner.publisher import Publisher
 from streamjoin.joiner.rekey_producer import RekeyProducer
 from streamjoin.kafka import KafkaClients
+from streamjoin.topics import TopicSpec, create_topics
 
 
 def test_a_fenced_producer_is_replaced_for_the_next_attempt_and_refuses_the_running_ones() -> None:
@@ -84,3 +90,57 @@ def test_a_timed_out_record_fails_the_later_queued_ones_instead_of_sending_them(
     assert "_PURGE_QUEUE" in second, second  # purged, not timed out (nor sent after the bump)
     assert second_failed_after_s < 2.0, second_failed_after_s
     assert next_generation == 1  # the next attempt writes with a new producer
+
+
+@pytest.mark.integration
+def test_a_batch_in_flight_when_the_producer_is_replaced_still_resolves(tmp_path: Path) -> None:
+    """The broker frozen (SIGSTOP) with a batch in flight, the producer replaced meanwhile (another
+    repartitioner's record timed out): the batch still resolves once the broker answers again (the
+    replaced producer is polled until empty; purging it in flight was a fatal error that killed the
+    poll thread), and the new producer's batches are acknowledged: nothing waits for ever."""
+    broker = EmbeddedBroker()
+    broker.start(tmp_path)
+    assert broker.bootstrap is not None and broker.process is not None and broker.process.pid is not None
+    pid, bootstrap = broker.process.pid, broker.bootstrap
+    topic = f"retired.{uuid.uuid4().hex[:8]}"
+    create_topics(bootstrap, [TopicSpec(topic, "internal", 1)])
+
+    async def run() -> tuple[str, bool]:
+        producer = RekeyProducer(KafkaClients(bootstrap), client_id="t", message_timeout_ms=3_000)
+        try:
+            attempt = producer.begin()
+            warm = producer.delivery(attempt)
+            producer.send(warm, topic, 0, b"0", None, [], 1)
+            warm.seal()
+            await asyncio.wait_for(warm.future, 20)  # connected, metadata known
+            os.kill(pid, signal.SIGSTOP)
+            try:
+                stuck = producer.delivery(attempt)
+                producer.send(stuck, topic, 0, b"1", None, [], 2)
+                stuck.seal()
+                await asyncio.sleep(0.5)  # sent: in flight, unanswered
+                producer._fenced = True  # as after another repartitioner's timed-out record
+                later = producer.begin()
+                assert later == attempt + 1
+                await asyncio.sleep(1.0)
+            finally:
+                os.kill(pid, signal.SIGCONT)
+            outcome = "written"
+            try:
+                await asyncio.wait_for(stuck.future, 30)
+            except RuntimeError as exc:  # timed out or fenced: failed, and known to have failed
+                outcome = str(exc)
+            fresh = producer.delivery(later)
+            producer.send(fresh, topic, 0, b"2", None, [], 3)
+            fresh.seal()
+            await asyncio.wait_for(fresh.future, 30)
+            return outcome, producer._thread.is_alive()
+        finally:
+            producer.close(timeout_ms=10)
+
+    try:
+        outcome, polling = asyncio.run(run())
+    finally:
+        broker.stop()
+    assert outcome == "written" or "TIMED_OUT" in outcome or "FENCED" in outcome, outcome
+    assert polling

@@ -11,6 +11,7 @@ from typing import Annotated
 
 import typer
 
+from streamjoin.cli import task_dump
 from streamjoin.cli.logs import configure_logging
 from streamjoin.settings import load_settings
 
@@ -78,6 +79,7 @@ def run_joiner(
 
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, on_signal, signum)
+        task_dump.install(loop)  # SIGUSR1: where every task waits (a stuck worker)
         bound = asyncio.create_task(bound_the_exit())
         try:
             await worker.run()

@@ -32,7 +32,7 @@ from operator import itemgetter
 from typing import Any
 
 from streamjoin.joiner.outbox import HEADER_SEQ, OutboxRecord, sequence_header, sequence_prefix
-from streamjoin.joiner.producer_gaps import GAPLESS_CONFIG, must_replace, poll_producer
+from streamjoin.joiner.producer_gaps import GAPLESS_CONFIG, RetiredProducers, must_replace, poll_producer
 from streamjoin.kafka import DeliveryError, KafkaClients, ProducerError, new_producer
 
 __all__ = ["Fence", "PublishError", "Publisher"]
@@ -97,12 +97,16 @@ class Publisher:
         }
         self._producer = new_producer(self._config)
         self._fenced_by_broker = False
+        self._retired = RetiredProducers()  # replaced ones, polled until their callbacks all ran
         # (topic, partition, query, source partition) -> the fence of the attempt whose publish failed
         self._failed: dict[tuple[str, int, str, int], Fence] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._poll, name="streamjoin-publisher", daemon=True)
         self._thread.start()
         self.fatal: str | None = None
+
+    def _failed_fatally(self) -> None:
+        self._fenced_by_broker = True  # (poll thread) replaced before the next attempt or publish
 
     def _on_error(self, error: DeliveryError) -> None:
         if error.fatal():  # e.g. the gapless guarantee: replaced at the next publish
@@ -112,7 +116,13 @@ class Publisher:
             _log.warning("producer error: %s", error.str())
 
     def _poll(self) -> None:
-        poll_producer(self._stop, lambda: self._producer, lambda: self._fenced_by_broker)
+        poll_producer(
+            self._stop,
+            lambda: self._producer,
+            lambda: self._fenced_by_broker,
+            self._retired,
+            self._failed_fatally,
+        )
 
     async def publish(
         self,
@@ -143,11 +153,12 @@ class Publisher:
         done: asyncio.Future[int] = loop.create_future()
 
         key = (topic, partition, query, source_partition)
+        producer = self._producer
 
         def delivered(err: DeliveryError | None, msg: Any) -> None:
             if err is not None:
                 self._latch(key, fence)
-                if must_replace(err):
+                if must_replace(err) and producer is self._producer:  # not a replaced one's late news
                     self._fenced_by_broker = True
                 outcome: object = PublishError(f"publishing to {topic}[{partition}] failed: {err.str()}")
             else:
@@ -253,9 +264,8 @@ class Publisher:
         record that timed out (`producer_gaps`)."""
         old = self._producer
         self._fenced_by_broker = False
-        old.purge()
-        old.poll(0)  # fail the purged records' callbacks now
         self._producer = new_producer(self._config)
+        self._retired.add(old)  # every publish of it resolves (fails), even one sent long ago
         _log.warning("replaced this worker's producer (fenced by the broker, failed or timed out)")
 
     @staticmethod

@@ -24,7 +24,7 @@ import logging
 import threading
 from typing import Any
 
-from streamjoin.joiner.producer_gaps import GAPLESS_CONFIG, must_replace, poll_producer
+from streamjoin.joiner.producer_gaps import GAPLESS_CONFIG, RetiredProducers, must_replace, poll_producer
 from streamjoin.kafka import DeliveryError, KafkaClients, ProducerError, new_producer
 
 __all__ = ["Delivery", "Header", "RekeyProducer"]
@@ -33,6 +33,10 @@ _log = logging.getLogger(__name__)
 _LIBRDKAFKA_LOG = logging.getLogger("streamjoin.joiner.librdkafka")
 
 Header = tuple[str, str | bytes | None]
+
+ACK_SLACK_S = 60.0
+"""Beyond the message timeout, how long a batch's acknowledgements may take (a request in flight
+fails after librdkafka's request timeout, 30 s, not the message timeout)."""
 
 
 class Delivery:
@@ -93,7 +97,10 @@ class RekeyProducer:
             "error_cb": self._on_error,
         }
         self._producer = new_producer(self._config)
+        self.ack_timeout_s = message_timeout_ms / 1000 + ACK_SLACK_S
+        """How long a batch may wait for its acknowledgements before its attempt gives up."""
         self._fenced = False  # set by the poll thread, read by the loop
+        self._retired = RetiredProducers()  # replaced ones, polled until their callbacks all ran
         self.generation = 0
         """How many times the producer was replaced."""
         self._stop = threading.Event()
@@ -101,7 +108,12 @@ class RekeyProducer:
         self._thread.start()
 
     def _poll(self) -> None:
-        poll_producer(self._stop, lambda: self._producer, lambda: self._fenced)
+        poll_producer(
+            self._stop, lambda: self._producer, lambda: self._fenced, self._retired, self._failed_fatally
+        )
+
+    def _failed_fatally(self) -> None:
+        self._fenced = True  # (poll thread) replaced before the next attempt or publish
 
     def _on_error(self, error: DeliveryError) -> None:
         if error.fatal():  # e.g. the gapless guarantee: this producer sends nothing more
@@ -114,9 +126,8 @@ class RekeyProducer:
         if self._fenced:
             old = self._producer
             self._fenced = False
-            old.purge()
-            old.poll(0)  # fail the purged records' deliveries now
             self._producer = new_producer(self._config)
+            self._retired.add(old)  # every batch of it resolves (fails), even one sent long ago
             self.generation += 1
             _log.warning("replaced the re-keying producer (fenced by the broker, failed or timed out)")
         return self.generation
@@ -159,8 +170,8 @@ class RekeyProducer:
             raise RuntimeError(f"producing to {topic}[{partition}] failed: {exc}") from exc
 
     def _delivered(self, delivery: Delivery, error: DeliveryError | None, msg: Any) -> None:
-        if error is not None and must_replace(error):
-            self._fenced = True
+        if error is not None and must_replace(error) and delivery.generation == self.generation:
+            self._fenced = True  # (a replaced producer's late failures say nothing of the current one)
         delivery.done(error, msg)
 
     def close(self, timeout_ms: int = 2_000) -> None:

@@ -226,13 +226,18 @@ class Repartitioner:
                 inflight.append((delivery.future, records[-1].offset + 1 if records else None, maxts))
                 self.records += len(records)
                 while len(inflight) > MAX_INFLIGHT:
-                    await asyncio.wait([inflight[0][0]])
+                    acked, _ = await asyncio.wait([inflight[0][0]], timeout=self._producer.ack_timeout_s)
+                    if not acked:  # librdkafka answers within its timeouts: never wait for ever
+                        raise RuntimeError(f"a batch unacknowledged for {self._producer.ack_timeout_s:.0f} s")
                     await self._commit_acknowledged(inflight, epoch)
         finally:  # stopping (or failing): commit what was acknowledged, within the stop timeout
             if inflight:
                 await asyncio.wait([f for f, _, _ in inflight], timeout=cfg.stop_timeout_ms / 1000)
                 with contextlib.suppress(Exception):
                     await self._commit_acknowledged(inflight, epoch)
+                for future, _, _ in inflight:  # their failures are this attempt's, already reported
+                    if future.done():
+                        future.exception()
 
     async def _commit_acknowledged(self, inflight: deque[_Pending], epoch: int) -> None:
         """Commit the position after the last batch acknowledged together with every earlier one;
