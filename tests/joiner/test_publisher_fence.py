@@ -11,13 +11,17 @@ import subprocess
 import sys
 import textwrap
 import time
+import uuid
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
-from streamjoin.joiner.publisher import Publisher
+from streamjoin.dev.broker import EmbeddedBroker
+from streamjoin.joiner.publisher import Publisher, PublishError
 from streamjoin.kafka import KafkaClients
 from streamjoin.state.base import FencedError
+from streamjoin.topics import TopicSpec, create_topics
 
 from .test_publisher import _read_all, _records
 
@@ -102,3 +106,50 @@ def test_records_queued_before_a_long_freeze_expire(
     out = _frozen_publish(kafka_broker, unbounded, "none")
     assert out.startswith("delivered"), out
     assert len(asyncio.run(_read_all(kafka, unbounded))) == 5
+
+
+def test_a_publish_in_flight_when_the_producer_is_replaced_still_resolves(tmp_path: Path) -> None:
+    """The broker frozen with a publish in flight and the producer replaced meanwhile (as after a
+    timed-out record): that publish resolves once the broker answers, and the next publish goes
+    out; purging the old producer in flight was fatal and killed the poll thread (every later
+    publish of the worker waited for ever)."""
+    broker = EmbeddedBroker()
+    broker.start(tmp_path)
+    assert broker.bootstrap is not None and broker.process is not None and broker.process.pid is not None
+    pid, bootstrap = broker.process.pid, broker.bootstrap
+    topic = f"renew.{uuid.uuid4().hex[:8]}"
+    create_topics(bootstrap, [TopicSpec(topic, "internal", 1)])
+    kafka = KafkaClients(bootstrap)
+
+    async def run() -> tuple[str, list[bytes]]:
+        publisher = Publisher(kafka, linger_ms=0, message_timeout_ms=3_000)
+        try:
+            await publisher.publish(topic, 0, 1, _records(1), query="q", source_partition=0)
+            os.kill(pid, signal.SIGSTOP)
+            try:
+                stuck = asyncio.ensure_future(
+                    publisher.publish(topic, 0, 2, _records(1, start=1), query="q", source_partition=0)
+                )
+                await asyncio.sleep(0.5)  # sent: in flight, unanswered
+                publisher._fenced_by_broker = True  # as after a timed-out record
+                publisher._renew()
+                await asyncio.sleep(1.0)
+            finally:
+                os.kill(pid, signal.SIGCONT)
+            try:
+                outcome = f"written at {await asyncio.wait_for(stuck, 30)}"
+            except PublishError as exc:
+                outcome = str(exc)
+            await asyncio.wait_for(
+                publisher.publish(topic, 0, 3, _records(1, start=2), query="q", source_partition=0), 30
+            )
+        finally:
+            publisher.close()
+        return outcome, [value for value, _ in await _read_all(kafka, topic)]
+
+    try:
+        outcome, values = asyncio.run(run())
+    finally:
+        broker.stop()
+    assert outcome.startswith("written") or "TIMED_OUT" in outcome or "FENCED" in outcome, outcome
+    assert values[0] == _records(1)[0].value and values[-1] == _records(1, start=2)[0].value, values
