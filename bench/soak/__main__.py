@@ -1,6 +1,6 @@
 """The soak (issue 17's proof, the long part): 3 workers at twice the design rate for 10 minutes,
 every fault of the issue on a schedule, 1% poison records of every kind, the output compared with
-the oracle at the end, and the lag over time.
+the oracle at the end, the lag over time and the cores each process used, minute by minute.
 
     python -m bench.soak --design-rate 3000              # 10 minutes at 6,000 records/s
     python -m bench.soak --design-rate 3000 --minutes 2 --broker-freeze-s 10
@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.soak.cpu import CpuSampler, cores_by_minute
 from bench.soak.faults import standard_schedule
 from bench.soak.lag import lag_trend
 from bench.soak.scenario import Progress, Scenario, run_scenario
@@ -89,12 +90,17 @@ def main(argv: list[str] | None = None) -> int:
             bar.update(task, completed=min(p.elapsed_s, duration), description=p.phase,
                        status=status + (f"  [{p.fault}]" if p.fault else ""))  # fmt: skip
 
-        if args.keep is not None:
-            args.keep.mkdir(parents=True, exist_ok=True)
-            report = run_scenario(scenario, args.keep, progress=show)
-        else:
-            with tempfile.TemporaryDirectory(prefix="streamjoin-soak-") as workdir:
-                report = run_scenario(scenario, Path(workdir), progress=show)
+        cpu = CpuSampler()
+        cpu.start()
+        try:
+            if args.keep is not None:
+                args.keep.mkdir(parents=True, exist_ok=True)
+                report = run_scenario(scenario, args.keep, progress=show)
+            else:
+                with tempfile.TemporaryDirectory(prefix="streamjoin-soak-") as workdir:
+                    report = run_scenario(scenario, Path(workdir), progress=show)
+        finally:
+            cpu.stop()
     window = min(300.0, duration / 2)
     trend = lag_trend(report.lag, from_s=duration - window, to_s=duration, rate=rate)
     figures: dict[str, Any] = {
@@ -105,6 +111,7 @@ def main(argv: list[str] | None = None) -> int:
         "cpus": os.cpu_count(),
         "load_average": [[round(t), [round(x, 2) for x in la]] for t, la in loads],
         "lag_trend": trend.as_json(),
+        "cores_by_minute": cores_by_minute(cpu.samples),
         **report.as_json(),
     }
     _print(console, figures, report.verdict.summary())
@@ -132,6 +139,11 @@ def _print(console: Console, figures: dict[str, Any], summary: str) -> None:
     flat = "flat" if trend["flat"] else "NOT flat"
     console.print(f"lag from {trend['from_s']} s to {trend['to_s']} s: mean {trend['mean']:,}, "
                   f"max {trend['max']:,}, slope {trend['slope_records_per_s']}/s: {flat}")  # fmt: skip
+    minutes = len(next(iter(figures["cores_by_minute"].values()), []))
+    cores = Table("process", *map(str, range(minutes)), title="cores used, minute by minute (from the start)")
+    for name, row in figures["cores_by_minute"].items():
+        cores.add_row(name, *("" if c is None else f"{c:.2f}" for c in row))
+    console.print(cores)
     console.print(f"load average (1/5/15 min) at start, end: {figures['load_average'][0][1]}, "
                   f"{figures['load_average'][-1][1]} on {figures['cpus']} cores")  # fmt: skip
     if figures["not_drained"]:

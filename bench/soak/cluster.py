@@ -84,7 +84,9 @@ class Cluster:
     def start_workers(self, *, group: str, prefix: str, query: str, partitions: int) -> None:
         """Start the workers of consumer group `group` on registry/state prefix `prefix`."""
         self.prefix, self.query, self.partitions = prefix, query, partitions
-        session = ["--session-timeout-ms", str(self.session_timeout_ms)]
+        # STREAMJOIN_SOAK_WORKER_ARGS: more `streamjoin joiner` options (tuning experiments)
+        session = ["--session-timeout-ms", str(self.session_timeout_ms),
+                   *os.environ.get("STREAMJOIN_SOAK_WORKER_ARGS", "").split()]  # fmt: skip
         for i in range(self.worker_count):
             worker = JoinerProcess(self.workdir, self.bootstrap, self.redis.url, group=group, prefix=prefix,
                                    name=f"w{i + 1}", extra=session)  # fmt: skip
