@@ -139,10 +139,10 @@ def _print(console: Console, figures: dict[str, Any], summary: str) -> None:
     flat = "flat" if trend["flat"] else "NOT flat"
     console.print(f"lag from {trend['from_s']} s to {trend['to_s']} s: mean {trend['mean']:,}, "
                   f"max {trend['max']:,}, slope {trend['slope_records_per_s']}/s: {flat}")  # fmt: skip
-    minutes = len(next(iter(figures["cores_by_minute"].values()), []))
-    cores = Table("process", *map(str, range(minutes)), title="cores used, minute by minute (from the start)")
-    for name, row in figures["cores_by_minute"].items():
-        cores.add_row(name, *("" if c is None else f"{c:.2f}" for c in row))
+    names = list(figures["cores_by_minute"])
+    cores = Table("minute", *names, title="cores used (from the start)")
+    for minute, row in enumerate(zip(*figures["cores_by_minute"].values(), strict=True)):
+        cores.add_row(str(minute), *("" if c is None else f"{c:.2f}" for c in row))
     console.print(cores)
     console.print(f"load average (1/5/15 min) at start, end: {figures['load_average'][0][1]}, "
                   f"{figures['load_average'][-1][1]} on {figures['cpus']} cores")  # fmt: skip
