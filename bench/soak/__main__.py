@@ -128,12 +128,15 @@ def _print(console: Console, figures: dict[str, Any], summary: str) -> None:
         detail = {k: v for k, v in f.items() if k not in ("at_s", "ended_s", "fault")}
         faults.add_row(str(f["at_s"]), str(f["ended_s"]), f["fault"], json.dumps(detail) if detail else "")
     console.print(faults)
-    lag = Table("minute", "mean lag", "max lag", title="lag (records produced, not yet committed)")
+    lag = Table("minute", "mean lag", "max lag", "mean behind re-keying", "mean behind operators",
+                title="lag (records produced, not yet committed)")  # fmt: skip
     samples = [(t, n) for t, n in figures["lag"] if n is not None]
     for minute in range(int(figures["duration_s"] // 60) + 1):
         inside = [n for t, n in samples if minute * 60 <= t < (minute + 1) * 60]
+        parts = [(a, b) for t, a, b in figures["lag_parts"] if minute * 60 <= t < (minute + 1) * 60]
         if inside:
-            lag.add_row(str(minute), f"{sum(inside) / len(inside):,.0f}", f"{max(inside):,}")
+            split = [f"{sum(p[i] for p in parts) / len(parts):,.0f}" if parts else "" for i in (0, 1)]
+            lag.add_row(str(minute), f"{sum(inside) / len(inside):,.0f}", f"{max(inside):,}", *split)
     console.print(lag)
     trend = figures["lag_trend"]
     flat = "flat" if trend["flat"] else "NOT flat"

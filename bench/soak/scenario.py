@@ -106,6 +106,9 @@ class Report:
     """Up to 20 results received twice: where the first and the second copy landed (partition,
     offset) and the second copy's headers."""
     restarts: list[dict[str, Any]] = field(default_factory=list)
+    lag_parts: list[tuple[float, int, int]] = field(default_factory=list)
+    """The lag's two parts: (s, input records the repartitioners have not re-keyed, re-keyed
+    records the operators have not committed)."""
     """Workers that exited on their own and were started again (`Cluster.supervise`): which, when
     (s since production started) and their exit code (75: it left a stalled group)."""
 
@@ -127,6 +130,7 @@ class Report:
             "lag": [[round(t, 1), lag] for t, lag in self.lag],
             "duplicates": self.duplicates,
             "restarts": self.restarts,
+            "lag_parts": [[round(t, 1), a, b] for t, a, b in self.lag_parts],
         }
 
 
@@ -231,6 +235,7 @@ class _Run:
         self.query_json = spec.query_json(self.name, self.topics, self.output, self.dead)
         self.ledger = Ledger(spec.partitions)
         self.lag: list[tuple[float, int | None]] = []
+        self.lag_parts: list[tuple[float, int, int]] = []
         self.faults: list[dict[str, Any]] = []
         self.current_fault = ""
         self.behind: dict[str, list[int]] = {}
@@ -290,9 +295,9 @@ class _Run:
                                 "fault": fault.describe(), **detail})  # fmt: skip
             self.current_fault = ""
 
-    def _lag(self) -> int | None:
+    def _lag(self) -> tuple[int, int] | None:
         """Records produced and not yet processed: behind the operators of the inputs or the
-        repartitioners, plus the re-keyed records behind the operators of the internal topics."""
+        repartitioners, and the re-keyed records behind the operators of the internal topics."""
         try:  # first: what is produced meanwhile counts as lag
             positions = self.cluster.positions(self.topics)
             internal = positions.internal(set(self.topics.values()))
@@ -300,16 +305,19 @@ class _Run:
         except Exception:  # Redis or the broker down or restarting: no sample
             return None
         produced = {(self.topics[STREAMS[s]], p): n for (s, p), n in list(self.ledger.next_offset.items())}
-        return sum(n - positions.source(tp) for tp, n in produced.items()) + sum(
+        return sum(n - positions.source(tp) for tp, n in produced.items()), sum(
             max(0, ends.get(tp, 0) - offset) for tp, offset in internal.items()
         )
 
     async def _sample(self, producer: _PacedProducer) -> None:
         start = producer.start_time
         while True:
-            lag = await asyncio.to_thread(self._lag)
+            parts = await asyncio.to_thread(self._lag)
             t = time.monotonic() - start
+            lag = None if parts is None else sum(parts)
             self.lag.append((t, lag))
+            if parts is not None:
+                self.lag_parts.append((t, *parts))
             phase = "producing" if producer.is_alive() else "draining"
             self.progress(Progress(phase, t, self.ledger.produced, lag, self.current_fault))
             await asyncio.sleep(max(0.0, 1.0 - (time.monotonic() - start - t)))
@@ -345,8 +353,8 @@ class _Run:
             produced=self.ledger.produced, poison=len(self.ledger.poison), padded=len(self.ledger.padded),
             faults=self.faults, lag=self.lag, verdict=verdict(expected, got, dead),
             drain_s=drain_s, not_drained=self.behind, oracle_s=oracle_s, compare_s=time.monotonic() - began,
-            duplicates=copies, restarts=[{**r, "at": round(float(r["at"]) - start, 1)}
-                                         for r in self.cluster.restarts],
+            duplicates=copies, lag_parts=self.lag_parts,
+            restarts=[{**r, "at": round(float(r["at"]) - start, 1)} for r in self.cluster.restarts],
         )  # fmt: skip
 
 

@@ -7,6 +7,7 @@ import asyncio
 import json
 import uuid
 import zlib
+from collections.abc import Callable
 
 import pytest
 
@@ -200,3 +201,31 @@ def test_commit_on_a_redis_that_lost_meta_is_fenced_and_epochs_stay_above(redis_
             await store.aclose()
 
     asyncio.run(run())
+
+
+def test_a_deleted_query_leaves_no_marker_and_no_repartitioner_mark(
+    kafka_broker: str, make_topic: Callable[..., str]
+) -> None:
+    """`forget` tombstones the operators' markers and the repartitioners' marks of the query, and
+    only that query's."""
+    topic = make_topic("positions", config={"cleanup.policy": "compact"})
+
+    async def run() -> tuple[bytes | None, bytes | None, bytes | None, bytes | None]:
+        log = PositionLog(KafkaClients(kafka_broker), prefix="p:", topic=topic, cache_ms=0)
+        try:
+            await log.write("q", 0, _marker())
+            await log.put(log.rekey_key("q", "gen/a", 3), b"mark of q")
+            await log.put(log.rekey_key("other", "gen/a", 3), b"mark of other")
+            await log.forget("q", [0], [("gen/a", 3)])
+            return (
+                await log.read(log.key("q", 0)),
+                await log.read(log.rekey_key("q", "gen/a", 3)),
+                await log.read(log.rekey_key("other", "gen/a", 3)),
+                await log.read(log.key("q", 1)),
+            )
+        finally:
+            log.close()
+
+    marker, mark, other, never = asyncio.run(run())
+    assert marker is None and mark is None and never is None
+    assert other == b"mark of other"

@@ -151,10 +151,14 @@ class PositionLog:
         """Return the keeper of one operator (see `PositionKeeper`)."""
         return PositionKeeper(self, query, partition, incarnation, store=store, outputs=outputs)
 
-    async def forget(self, query: str, partitions: Iterable[int]) -> None:
-        """Write a tombstone for each partition of a deleted query (a failure is only logged: a marker
-        of a deleted query is never used, a query registered again is another incarnation)."""
+    async def forget(
+        self, query: str, partitions: Iterable[int], rekeyed: Iterable[tuple[str, int]] = ()
+    ) -> None:
+        """Write a tombstone for each partition of a deleted query and for each of its repartitioners'
+        marks (`rekeyed`: (position name, source partition)); a failure is only logged: a marker of
+        a deleted query is never used, a query registered again is another incarnation."""
         records = [LogRecord(self.key(query, p), None) for p in partitions]
+        records += [LogRecord(self.rekey_key(query, name, p), None) for name, p in rekeyed]
         try:
             async with self._write_lock:
                 await self._log.append(records)

@@ -210,7 +210,9 @@ class JoinerWorker:
             old = self._specs
             self._specs, self._version = specs, snapshot.version
             for name in set(old) - set(specs):
-                await self._positions.forget(name, range(self._partitions.get(name, 0)))
+                layout = self._layouts.get(name)  # its repartitioners' marks go too
+                rekeyed = [(j.position_name, j.partition) for j in layout.jobs] if layout else []
+                await self._positions.forget(name, range(self._partitions.get(name, 0)), rekeyed)
                 await self._rekeyers.drop(
                     old[name].query, await self._forget(name), self._app, self._known_topics
                 )
