@@ -11,18 +11,16 @@ import subprocess
 import sys
 import textwrap
 import time
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from streamjoin.dev.broker import EmbeddedBroker
 from streamjoin.joiner.publisher import Publisher, PublishError
 from streamjoin.kafka import KafkaClients
 from streamjoin.state.base import FencedError
-from streamjoin.topics import TopicSpec, create_topics
 
+from .own_broker import own_broker
 from .test_publisher import _read_all, _records
 
 _CHILD = textwrap.dedent(
@@ -113,15 +111,8 @@ def test_a_publish_in_flight_when_the_producer_is_replaced_still_resolves(tmp_pa
     timed-out record): that publish resolves once the broker answers, and the next publish goes
     out; purging the old producer in flight was fatal and killed the poll thread (every later
     publish of the worker waited for ever)."""
-    broker = EmbeddedBroker()
-    broker.start(tmp_path)
-    assert broker.bootstrap is not None and broker.process is not None and broker.process.pid is not None
-    pid, bootstrap = broker.process.pid, broker.bootstrap
-    topic = f"renew.{uuid.uuid4().hex[:8]}"
-    create_topics(bootstrap, [TopicSpec(topic, "internal", 1)])
-    kafka = KafkaClients(bootstrap)
 
-    async def run() -> tuple[str, list[bytes]]:
+    async def run(pid: int, kafka: KafkaClients, topic: str) -> tuple[str, list[bytes]]:
         publisher = Publisher(kafka, linger_ms=0, message_timeout_ms=3_000)
         try:
             await publisher.publish(topic, 0, 1, _records(1), query="q", source_partition=0)
@@ -147,9 +138,7 @@ def test_a_publish_in_flight_when_the_producer_is_replaced_still_resolves(tmp_pa
             publisher.close()
         return outcome, [value for value, _ in await _read_all(kafka, topic)]
 
-    try:
-        outcome, values = asyncio.run(run())
-    finally:
-        broker.stop()
+    with own_broker(tmp_path, "renew") as (pid, bootstrap, topic):
+        outcome, values = asyncio.run(run(pid, KafkaClients(bootstrap), topic))
     assert outcome.startswith("written") or "TIMED_OUT" in outcome or "FENCED" in outcome, outcome
     assert values[0] == _records(1)[0].value and values[-1] == _records(1, start=2)[0].value, values

@@ -8,17 +8,16 @@ import asyncio
 import os
 import signal
 import time
-import uuid
 from pathlib import Path
 
 import pytest
 from confluent_kafka import KafkaError
 
-from streamjoin.dev.broker import EmbeddedBroker
 from streamjoin.joiner.publisher import Publisher
 from streamjoin.joiner.rekey_producer import RekeyProducer
 from streamjoin.kafka import KafkaClients
-from streamjoin.topics import TopicSpec, create_topics
+
+from .own_broker import own_broker
 
 
 def test_a_fenced_producer_is_replaced_for_the_next_attempt_and_refuses_the_running_ones() -> None:
@@ -98,14 +97,8 @@ def test_a_batch_in_flight_when_the_producer_is_replaced_still_resolves(tmp_path
     repartitioner's record timed out): the batch still resolves once the broker answers again (the
     replaced producer is polled until empty; purging it in flight was a fatal error that killed the
     poll thread), and the new producer's batches are acknowledged: nothing waits for ever."""
-    broker = EmbeddedBroker()
-    broker.start(tmp_path)
-    assert broker.bootstrap is not None and broker.process is not None and broker.process.pid is not None
-    pid, bootstrap = broker.process.pid, broker.bootstrap
-    topic = f"retired.{uuid.uuid4().hex[:8]}"
-    create_topics(bootstrap, [TopicSpec(topic, "internal", 1)])
 
-    async def run() -> tuple[str, bool]:
+    async def run(pid: int, bootstrap: str, topic: str) -> tuple[str, bool]:
         producer = RekeyProducer(KafkaClients(bootstrap), client_id="t", message_timeout_ms=3_000)
         try:
             attempt = producer.begin()
@@ -138,9 +131,7 @@ def test_a_batch_in_flight_when_the_producer_is_replaced_still_resolves(tmp_path
         finally:
             producer.close(timeout_ms=10)
 
-    try:
-        outcome, polling = asyncio.run(run())
-    finally:
-        broker.stop()
+    with own_broker(tmp_path, "retired") as (pid, bootstrap, topic):
+        outcome, polling = asyncio.run(run(pid, bootstrap, topic))
     assert outcome == "written" or "TIMED_OUT" in outcome or "FENCED" in outcome, outcome
     assert polling
