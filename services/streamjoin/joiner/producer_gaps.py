@@ -20,10 +20,11 @@ leaves a gap in two cases:
   report, while it drains the requests in flight first): narrowed, not closed
   (docs/reliability.md).
 
-A replaced producer is not dropped: its records still queued or in flight are purged, and the poll
-thread goes on serving its callbacks until none is left (`RetiredProducers`). A record sent before
-the broker froze is answered, or fails, only after it thaws; dropped, the producer would never run
-that record's callback, and whatever waited for it (a repartitioner's batch) would wait for ever.
+A replaced producer is not dropped: its queued records are purged (not those in flight: for a
+gapless producer that is a fatal error), and the poll thread goes on serving its callbacks until
+none is left (`RetiredProducers`). A record sent before the broker froze is answered, or fails,
+only after it thaws; dropped, the producer would never run that record's callback, and whatever
+waited for it (a repartitioner's batch) would wait for ever.
 
 >>> from confluent_kafka import KafkaError
 >>> must_replace(KafkaError(KafkaError._MSG_TIMED_OUT)), must_replace(KafkaError(KafkaError._PURGE_QUEUE))
@@ -77,10 +78,6 @@ class RetiredProducers:
         producer.purge(in_queue=True, in_flight=False, blocking=False)
         with self._lock:
             self._producers.append((producer, time.monotonic() + RETIRED_POLL_S))
-
-    def __len__(self) -> int:
-        with self._lock:
-            return len(self._producers)
 
     def poll(self) -> None:
         """Serve the retired producers' callbacks; forget those with nothing left (or too old)."""

@@ -265,7 +265,7 @@ class Publisher:
         old = self._producer
         self._fenced_by_broker = False
         self._producer = new_producer(self._config)
-        self._retired.add(old)  # every publish of it resolves (fails), even one sent long ago
+        self._retired.add(old)  # every publish of it resolves, even one sent before a freeze
         _log.warning("replaced this worker's producer (fenced by the broker, failed or timed out)")
 
     @staticmethod

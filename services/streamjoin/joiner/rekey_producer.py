@@ -127,8 +127,8 @@ class RekeyProducer:
             old = self._producer
             self._fenced = False
             self._producer = new_producer(self._config)
-            self._retired.add(old)  # every batch of it resolves (fails), even one sent long ago
-            self.generation += 1
+            self.generation += 1  # first: the old one's late failures must not mark the new one
+            self._retired.add(old)  # every batch of it resolves, even one sent before a freeze
             _log.warning("replaced the re-keying producer (fenced by the broker, failed or timed out)")
         return self.generation
 
