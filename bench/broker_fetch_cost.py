@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
+import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling modules
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from confluent_kafka import Producer
@@ -28,16 +30,11 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
+from joiner_throughput_harness import cpu_seconds
 from streamjoin.dev.broker import EmbeddedBroker
 from streamjoin.topics import TopicSpec, create_topics
 
 TOPIC = "fetch-cost"
-
-
-def cpu_s(pid: int) -> float:
-    """Return process `pid`'s user + system CPU seconds."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def grow(producer: Producer, batches: int) -> None:
@@ -58,13 +55,13 @@ async def time_fetches(bootstrap: str, end: int, fetches: int, broker_pid: int) 
     try:
         consumer.seek(tp, end - 1)
         await consumer.getmany(tp, timeout_ms=5_000)  # connected, metadata known
-        cpu0, wall0 = cpu_s(broker_pid), time.perf_counter()
+        cpu0, wall0 = cpu_seconds(broker_pid), time.perf_counter()
         for _ in range(fetches):
             consumer.seek(tp, end - 1)
             got = await consumer.getmany(tp, timeout_ms=5_000)
             assert got.get(tp), "the last record was not fetched"
         wall = time.perf_counter() - wall0
-        return (cpu_s(broker_pid) - cpu0) / fetches * 1e6, wall / fetches * 1e6
+        return (cpu_seconds(broker_pid) - cpu0) / fetches * 1e6, wall / fetches * 1e6
     finally:
         await consumer.stop()
 

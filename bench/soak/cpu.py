@@ -10,11 +10,12 @@ is there to be mistaken for one of the cluster's.
 from __future__ import annotations
 
 import itertools
-import os
 import threading
 import time
 from collections import defaultdict
 from pathlib import Path
+
+from bench.joiner_throughput_harness import cpu_seconds
 
 __all__ = ["CpuSampler", "cores_by_minute"]
 
@@ -37,7 +38,6 @@ def _name(cmdline: list[str]) -> str | None:
 
 def _read() -> list[tuple[str, int, float]]:
     """Return (name, pid, CPU seconds) of every process of the cluster running now."""
-    tick = os.sysconf("SC_CLK_TCK")
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -47,10 +47,9 @@ def _read() -> list[tuple[str, int, float]]:
             name = _name([part for part in cmdline if part])
             if name is None:
                 continue
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            found.append((name, int(entry.name), cpu_seconds(int(entry.name))))
         except OSError:  # it ended meanwhile
             continue
-        found.append((name, int(entry.name), (int(fields[11]) + int(fields[12])) / tick))
     return found
 
 
