@@ -28,10 +28,10 @@ from aiokafka import ConsumerRecord, TopicPartition
 from streamjoin.engine import tune_gc
 from streamjoin.formats import frame, result_schema
 from streamjoin.joiner.batch import BatchBuilder
-from streamjoin.joiner.outbox import encode_record
 from streamjoin.operator import OperatorFactory
 from streamjoin.query import QueryDef, parse_query
 from streamjoin.schema_registry import MemorySchemaRegistry
+from streamjoin.state.outbox import pack_records
 
 STREAMS = "abc"
 
@@ -115,7 +115,7 @@ def run(n: int, batch: int, inputs: str = "json", output: str = "envelope") -> t
             engine, messages, batch=b + 1, offsets=offsets, trims=[], last_arrival=arrival, now=0.0
         )
         results += len(built.results)
-        [encode_record(r) for r in built.results]  # what the publisher's produce loop reads
+        pack_records(built.results)  # what the commit sends to the outbox
     return time.process_time() - start, results
 
 

@@ -22,6 +22,7 @@ import pytest
 
 from streamjoin.dev.redis_cluster import EmbeddedRedisCluster
 from streamjoin.state.base import CommitBatch, StateUnavailableError
+from streamjoin.state.outbox import OutboxRecord
 from streamjoin.state.redis import RedisStateStore
 from streamjoin.state.redis.connect import connect
 
@@ -55,7 +56,7 @@ def _batch(n: int) -> CommitBatch:
         batch=n,
         offsets={TOPIC: 10 * n},
         scalars={"n": n},
-        outbox={"results": [b"result-%d" % n + PAD]},
+        outbox={"results": [OutboxRecord(None, b"result-%d" % n + PAD)]},
         topics=(TOPIC,),
     )
 
@@ -116,7 +117,7 @@ def test_acknowledged_commits_survive_a_primary_failover(
             assert seen.batch >= last, f"batch {last} was acknowledged, the promoted replica has {seen.batch}"
             assert seen.offsets[TOPIC] >= 10 * last
             pending = seen.outboxes["results"].pending
-            assert pending[:last] == [b"result-%d" % n + PAD for n in range(1, last + 1)]
+            assert [r.value for r in pending[:last]] == [b"result-%d" % n + PAD for n in range(1, last + 1)]
 
             # Without a replica a commit is refused, not acknowledged unreplicated.
             with pytest.raises(StateUnavailableError):

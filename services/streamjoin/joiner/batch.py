@@ -14,6 +14,7 @@ import json
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from itertools import repeat
 from operator import attrgetter, itemgetter
 from typing import Any
 
@@ -22,13 +23,14 @@ from streamjoin.engine.entry import Entry
 from streamjoin.engine.fastjson import loads_json
 from streamjoin.engine.ingest import DEFAULT_MAX_FUTURE
 from streamjoin.joiner.formats import input_codecs, output_encoder
-from streamjoin.joiner.outbox import OutboxRecord, encode_record
+from streamjoin.joiner.outbox import OutboxRecord
 from streamjoin.joiner.rekeyed import RekeyedReader
 from streamjoin.kafka import ConsumedRecord
 from streamjoin.operator import JoinOperator
 from streamjoin.query.model import QueryDef, RangeWindow
 from streamjoin.schema_registry import SchemaRegistry
 from streamjoin.state.base import CommitBatch, Trim
+from streamjoin.state.outbox import records_of
 
 __all__ = ["DEFAULT_MAX_RECORD_BYTES", "BatchBuilder", "BuiltBatch", "Message"]
 
@@ -213,7 +215,7 @@ class BatchBuilder:
             added=added,
             released=released,
             expired=expired,
-            outbox={"results": list(map(encode_record, records)), "dead": list(map(encode_record, dead))},
+            outbox={"results": records, "dead": dead},
             counters=counters,
             trims=list(trims),
             topics=self.input_topics,
@@ -292,9 +294,9 @@ class BatchBuilder:
         """
         values, key_input = self._spliced_records(results), self._key_input
         if key_input is None:
-            return [OutboxRecord(None, v) for v in values]
+            return records_of(repeat(None), values)
         keys = map(_key_of, map(_extra_of, map(itemgetter(key_input), results)))  # extra[3]: the key
-        return list(map(OutboxRecord, keys, values))
+        return records_of(keys, values)
 
     def _encode_results(self, results: list[Any]) -> list[OutboxRecord]:
         """Encode results with `select`ed fields (JSON-encoded, not spliced)."""

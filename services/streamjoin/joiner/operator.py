@@ -27,7 +27,6 @@ from streamjoin.joiner.health import Health
 from streamjoin.joiner.kafka_io import highest_published
 from streamjoin.joiner.operator_config import OperatorConfig, OutputTopics
 from streamjoin.joiner.operator_stats import OperatorCounters
-from streamjoin.joiner.outbox import decode_record
 from streamjoin.joiner.positions import PositionKeeper
 from streamjoin.joiner.publisher import Publisher, PublishError
 from streamjoin.joiner.rebuild import recover
@@ -260,7 +259,7 @@ class PartitionOperator:
             )
             first = box.acked + 1
             skip = max(published - first + 1, 0)
-            todo = [decode_record(raw) for raw in box.pending[skip:]]
+            todo = box.pending[skip:]
             _log.info("%s: outbox %s holds %d..%d, %d published", self._component, name, first, box.seq, skip)
             if todo:
                 offset = await self._publisher.publish(

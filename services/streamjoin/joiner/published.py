@@ -13,7 +13,7 @@ source record (topic, offset, stream) or, for a result too large to publish, by 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
@@ -43,16 +43,11 @@ class PublishedIds:
     def filter(self, built: BuiltBatch) -> BuiltBatch:
         """Return `built` without the records already published (each id is dropped once; `undo`
         brings back the ids of batches whose commit failed)."""
-        outbox = built.commit.outbox
-        results, encoded_r = _keep(
-            built.results, outbox.get("results", ()), result_id, self.results, self.taken_results
-        )
-        dead, encoded_d = _keep(
-            built.dead, outbox.get("dead", ()), dead_letter_id, self.dead, self.taken_dead
-        )
+        results = _keep(built.results, result_id, self.results, self.taken_results)
+        dead = _keep(built.dead, dead_letter_id, self.dead, self.taken_dead)
         if len(results) == len(built.results) and len(dead) == len(built.dead):
             return built
-        commit = replace(built.commit, outbox={"results": encoded_r, "dead": encoded_d})
+        commit = replace(built.commit, outbox={"results": results, "dead": dead})
         return replace(built, commit=commit, results=results, dead=dead)
 
     def confirm(self) -> None:
@@ -69,22 +64,19 @@ class PublishedIds:
 
 def _keep(
     records: list[OutboxRecord],
-    encoded: Sequence[bytes],
     key_of: Callable[[OutboxRecord], _K | None],
     seen: set[_K],
     taken: set[_K],
-) -> tuple[list[OutboxRecord], list[bytes]]:
+) -> list[OutboxRecord]:
     kept: list[OutboxRecord] = []
-    kept_encoded: list[bytes] = []
-    for record, raw in zip(records, encoded, strict=True):
+    for record in records:
         key = key_of(record) if seen else None
         if key is not None and key in seen:
             seen.discard(key)
             taken.add(key)
             continue
         kept.append(record)
-        kept_encoded.append(raw)
-    return kept, kept_encoded
+    return kept
 
 
 def result_id(record: OutboxRecord) -> str | None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from streamjoin.engine.entry import Entry
+from streamjoin.state.outbox import OutboxRecord
 
 __all__ = [
     "Checkpoint",
@@ -42,13 +43,13 @@ class OutboxState:
 
     `seq`: the last sequence number committed; `acked`: the last one known published (everything
     up to it is trimmed); `acked_offset`: the output offset of record `acked` (-1: none yet);
-    `pending`: the records `acked + 1 .. seq`, encoded (see `streamjoin.joiner.outbox`).
+    `pending`: the records `acked + 1 .. seq`.
     """
 
     seq: int = 0
     acked: int = 0
     acked_offset: int = -1
-    pending: list[bytes] = field(default_factory=list)
+    pending: list[OutboxRecord] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -103,7 +104,9 @@ class CommitBatch:
     """Entries released in this batch that were added in an earlier one (their `seq` changed)."""
     expired: Sequence[Entry] = ()
     """Entries to delete (never ones added in this same batch)."""
-    outbox: Mapping[str, Sequence[bytes]] = field(default_factory=dict)
+    outbox: Mapping[str, Sequence[OutboxRecord]] = field(default_factory=dict)
+    """The batch's output records per outbox (`results`, `dead`), in order: sequence numbers
+    `seq + 1 ..` of each."""
     counters: Mapping[str, int] = field(default_factory=dict)
     """Increments of the operator's counters."""
     trims: Sequence[Trim] = ()

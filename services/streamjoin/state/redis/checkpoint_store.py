@@ -15,14 +15,12 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import msgpack
 from redis.asyncio.cluster import RedisCluster
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import NoScriptError, ResponseError
-from redis.exceptions import TimeoutError as RedisTimeoutError
+from redis.exceptions import NoScriptError
 
 from streamjoin.client_security import redis_options
 from streamjoin.settings import Settings
@@ -34,14 +32,14 @@ from streamjoin.state.base import (
     StateUnavailableError,
     Trim,
 )
+from streamjoin.state.outbox import pack_records, unpack_records
 from streamjoin.state.redis.codec import field_of, pack_entry, parse_field, raw_key, record_id, unpack_entry
-from streamjoin.state.redis.connect import connect
+from streamjoin.state.redis.connect import connect, guard
 from streamjoin.state.redis.keys import StateKeys
 from streamjoin.state.redis.scripts import CLAIM, COMMIT, DROP, OUTBOXES, TRIM
 
-__all__ = ["RedisStateStore", "guard"]
+__all__ = ["RedisStateStore"]
 
-_T = TypeVar("_T")
 _OFFSET = "offset:"
 _COUNT = "count:"
 _START = "start:"
@@ -156,13 +154,7 @@ class RedisStateStore:
             for f, at, header in zip(fields, where, records.values(), strict=True)
         ]
         outboxes = {
-            name: OutboxState(
-                seq=int(meta.get(f"{name}:seq", 0)),
-                acked=int(meta.get(f"{name}:acked", 0)),
-                acked_offset=int(meta.get(f"{name}:acked_offset", -1)),
-                pending=list(values),
-            )
-            for name, values in zip(OUTBOXES, pending, strict=True)
+            name: _outbox_state(meta, name, blobs) for name, blobs in zip(OUTBOXES, pending, strict=True)
         }
         scalars = json.loads(meta["scalars"]) if "scalars" in meta else None
         return Checkpoint(
@@ -244,8 +236,8 @@ class RedisStateStore:
         for name, value in batch.counters.items():
             if value:
                 incr_args += (_COUNT + name, value)
-        results = list(batch.outbox.get("results", ()))
-        dead = list(batch.outbox.get("dead", ()))
+        results = batch.outbox.get("results", ())
+        dead = batch.outbox.get("dead", ())
         trim_args = _trim_args(batch.trims)
         sections = [
             rec_args,
@@ -253,13 +245,18 @@ class RedisStateStore:
             deleted,
             meta_args,
             incr_args,
-            results,
-            dead,
+            len(results),
+            len(dead),
             trim_args,
             [[t + 1, add_offsets[t], add_pairs[t]] for t in range(len(tables)) if add_offsets[t]],
             [[t + 1, releases[t]] for t in range(len(tables)) if releases[t]],
         ]
-        args: list[Any] = [epoch, batch.batch, msgpack.packb(sections, use_bin_type=False)]
+        args: list[Any] = [
+            epoch,
+            batch.batch,
+            msgpack.packb(sections, use_bin_type=False),
+            *(pack_records(records) if records else b"" for records in (results, dead)),
+        ]
         keys = [
             k.meta,
             k.records,
@@ -378,20 +375,17 @@ def _table_keys(k: StateKeys, tables: Sequence[str]) -> list[str]:
     return [key for topic in tables for key in (k.table(topic), k.table_counts(topic))]
 
 
+def _outbox_state(meta: Mapping[str, str], name: str, blobs: Sequence[bytes]) -> OutboxState:
+    """Return outbox `name` as `claim` read it: the list holds records `seq - n + 1 .. seq` (n: the
+    records of its blobs), the first blob maybe published in part (records up to `acked`)."""
+    seq, acked = int(meta.get(f"{name}:seq", 0)), int(meta.get(f"{name}:acked", 0))
+    held = [record for blob in blobs for record in unpack_records(blob)]
+    first = seq - len(held) + 1
+    return OutboxState(seq, acked, int(meta.get(f"{name}:acked_offset", -1)), held[acked + 1 - first :])
+
+
 def _trim_args(trims: Sequence[Trim]) -> list[Any]:
     args: list[Any] = []
     for t in trims:
         args += (t.outbox, t.seq, t.offset)
     return args
-
-
-async def guard(call: Callable[[], Awaitable[_T]]) -> _T:
-    """Run one Redis call, turning its failures into the store's errors."""
-    try:
-        return await call()
-    except ResponseError as exc:
-        if str(exc).startswith("FENCED"):
-            raise FencedError(str(exc)) from None
-        raise
-    except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
-        raise StateUnavailableError(f"Redis unavailable: {exc}") from exc

@@ -14,12 +14,20 @@ follows slot moves and failovers; anything else gives a `redis.asyncio.Redis`.
 
 from __future__ import annotations
 
-from typing import Any, TypeAlias
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeAlias, TypeVar
 
 from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
-__all__ = ["CLUSTER_SUFFIX", "RedisClient", "connect", "is_cluster_url", "plain_url"]
+from streamjoin.state.base import FencedError, StateUnavailableError
+
+__all__ = ["CLUSTER_SUFFIX", "RedisClient", "connect", "guard", "is_cluster_url", "plain_url"]
+
+_T = TypeVar("_T")
 
 CLUSTER_SUFFIX = "+cluster"
 
@@ -76,3 +84,15 @@ def connect(
     if max_connections is not None:
         options["max_connections"] = max_connections
     return RedisCluster.from_url(first, startup_nodes=startup or None, **options)
+
+
+async def guard(call: Callable[[], Awaitable[_T]]) -> _T:
+    """Run one Redis call, turning its failures into the store's errors."""
+    try:
+        return await call()
+    except ResponseError as exc:
+        if str(exc).startswith("FENCED"):
+            raise FencedError(str(exc)) from None
+        raise
+    except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
+        raise StateUnavailableError(f"Redis unavailable: {exc}") from exc

@@ -35,8 +35,8 @@ from redis.exceptions import NoScriptError
 from streamjoin.client_security import redis_options
 from streamjoin.settings import Settings
 from streamjoin.state.base import FencedError, StateUnavailableError
-from streamjoin.state.redis.checkpoint_store import guard as _guard
 from streamjoin.state.redis.connect import connect
+from streamjoin.state.redis.connect import guard as _guard
 from streamjoin.state.redis.keys import StateKeys
 from streamjoin.state.redis.scripts import CLAIM
 

@@ -130,6 +130,11 @@ redis.call('HSET', KEYS[1], 'epoch', epoch, 'owner', ARGV[1], 'claimed_at', ARGV
 return epoch
 """
 
+# An outbox is a list of blobs, one per committed batch (`streamjoin.state.outbox`), and the meta
+# field `<outbox>:sizes` holds how many records each blob has ("26000,25000"): the list holds the
+# records `seq - sum(sizes) + 1 .. seq`. A list without that field was written one record per element
+# (before blobs): each element counts one. Trimming to `seq` drops the blobs wholly published; a
+# blob published in part stays whole (`claim` skips its records up to `acked`).
 _COMMON = """
 local meta = KEYS[1]
 local epoch = redis.call('HGET', meta, 'epoch')
@@ -137,22 +142,45 @@ if epoch ~= ARGV[1] then
   return redis.error_reply('FENCED owner epoch is ' .. tostring(epoch) .. ', not ' .. ARGV[1])
 end
 local outbox_key = {results = KEYS[4], dead = KEYS[5]}
+local function sizes_of(name)
+  local sizes = redis.call('HGET', meta, name .. ':sizes')
+  if sizes then return sizes end
+  local n = redis.call('LLEN', outbox_key[name])
+  if n == 0 then return '' end
+  return string.sub(string.rep('1,', n), 1, -2)
+end
 local function trim(name, seq, off)
   local acked = tonumber(redis.call('HGET', meta, name .. ':acked') or '0')
-  local k = seq - acked
-  if k > 0 then
-    redis.call('LTRIM', outbox_key[name], k, -1)
-    redis.call('HSET', meta, name .. ':acked', seq, name .. ':acked_offset', off)
+  if seq <= acked then return end
+  local sizes = {}
+  for n in string.gmatch(sizes_of(name), '%d+') do sizes[#sizes + 1] = tonumber(n) end
+  local first = tonumber(redis.call('HGET', meta, name .. ':seq') or '0') + 1
+  for _, n in ipairs(sizes) do first = first - n end
+  local drop = 0
+  while drop < #sizes and first + sizes[drop + 1] - 1 <= seq do
+    first = first + sizes[drop + 1]
+    drop = drop + 1
   end
+  if drop > 0 then redis.call('LTRIM', outbox_key[name], drop, -1) end
+  redis.call('HSET', meta, name .. ':sizes', table.concat(sizes, ',', drop + 1),
+    name .. ':acked', seq, name .. ':acked_offset', off)
+end
+local function append(name, blob, count)
+  if count == 0 then return end
+  local sizes = sizes_of(name)
+  redis.call('RPUSH', outbox_key[name], blob)
+  if sizes ~= '' then sizes = sizes .. ',' end
+  redis.call('HSET', meta, name .. ':sizes', sizes .. count)
+  redis.call('HINCRBY', meta, name .. ':seq', count)
 end
 """
 
 # KEYS: meta, rec, seq, outbox:results, outbox:dead, (records, counts) of each topic's table.
-# ARGV: epoch, batch, and one MessagePack array of ten arrays:
-#       rec field/header pairs, seq pairs, deleted fields, meta pairs, counter increments (pairs),
-#       results, dead letters, trim triples, table additions and table releases (grouped by
-#       topic, see `_TABLES`). One packed argument instead of thousands: redis-py's
-#       per-argument encoding cost more than the whole script.
+# ARGV: epoch, batch, one MessagePack array of ten arrays, the results blob and the dead letters
+#       blob. The array: rec field/header pairs, seq pairs, deleted fields, meta pairs, counter
+#       increments (pairs), the number of results and of dead letters in the blobs, trim triples,
+#       table additions and table releases (grouped by topic, see `_TABLES`). One packed argument
+#       instead of thousands: redis-py's per-argument encoding cost more than the whole script.
 COMMIT = (
     _COMMON
     + _TABLES
@@ -171,14 +199,8 @@ each('HDEL', KEYS[3], d[3], 4000)
 each('HSET', meta, d[4], 4000)
 local incr = d[5]
 for j = 1, #incr, 2 do redis.call('HINCRBY', meta, incr[j], incr[j + 1]) end
-if #d[6] > 0 then
-  each('RPUSH', KEYS[4], d[6], 4000)
-  redis.call('HINCRBY', meta, 'results:seq', #d[6])
-end
-if #d[7] > 0 then
-  each('RPUSH', KEYS[5], d[7], 4000)
-  redis.call('HINCRBY', meta, 'dead:seq', #d[7])
-end
+append('results', ARGV[4], d[6])
+append('dead', ARGV[5], d[7])
 local t = d[8]
 for j = 1, #t, 3 do trim(t[j], tonumber(t[j + 1]), t[j + 2]) end
 for _, g in ipairs(d[9]) do table_add(g[1], g[2], g[3]) end
