@@ -89,7 +89,7 @@ class Cluster:
                    *os.environ.get("STREAMJOIN_SOAK_WORKER_ARGS", "").split()]  # fmt: skip
         for i in range(self.worker_count):
             worker = JoinerProcess(self.workdir, self.bootstrap, self.redis.url, group=group, prefix=prefix,
-                                   name=f"w{i + 1}", extra=session)  # fmt: skip
+                                   name=f"w{i + 1}", extra=session, restart_on_stall=False)  # fmt: skip
             worker.start()
             self.workers.append(worker)
 

@@ -1,5 +1,6 @@
 """The fault runner restarts a worker that exits on its own, as a supervisor would, but not one a
-fault is stopping (`Cluster.supervise`, `Cluster.hold`)."""
+fault is stopping (`Cluster.supervise`, `Cluster.hold`); the tests' own workers (`JoinerProcess`)
+restart when they exit stalled, and only then."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ def _exiting_worker(tmp_path: Path, name: str) -> JoinerProcess:
     """A worker process that exits at once with `EXIT_GROUP_STALLED` (`sh -c` ignores the worker's argv)."""
     launcher = ["sh", "-c", f"exit {EXIT_GROUP_STALLED}", "--"]
     return JoinerProcess(tmp_path, "127.0.0.1:1", "redis://127.0.0.1:1", group="g", prefix="p:", name=name,
-                         launcher=launcher)  # fmt: skip
+                         launcher=launcher, restart_on_stall=False)  # fmt: skip
 
 
 def _wait_exited(worker: JoinerProcess) -> None:
@@ -43,3 +44,26 @@ def test_a_worker_that_exits_is_started_again_unless_a_fault_holds_it(tmp_path: 
     finally:
         for worker in cluster.workers:
             worker.stop()
+
+
+def test_a_test_worker_that_exits_stalled_is_started_again_until_the_test_stops_it(tmp_path: Path) -> None:
+    stalled = JoinerProcess(tmp_path, "127.0.0.1:1", "redis://127.0.0.1:1", group="g", prefix="p:", name="s",
+                            launcher=["sh", "-c", f"sleep 0.2; exit {EXIT_GROUP_STALLED}", "--"])  # fmt: skip
+    failed = JoinerProcess(tmp_path, "127.0.0.1:1", "redis://127.0.0.1:1", group="g", prefix="p:", name="f",
+                           launcher=["sh", "-c", "exit 1", "--"])  # fmt: skip
+    stalled.start()
+    failed.start()
+    try:
+        deadline = time.monotonic() + 10
+        while stalled.stall_restarts < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert stalled.stall_restarts >= 2 and stalled.starts == stalled.stall_restarts + 1
+        _wait_exited(failed)
+        time.sleep(0.3)
+        assert (failed.starts, failed.stall_restarts) == (1, 0)  # any other exit is the test's to see
+    finally:
+        stalled.stop()
+        failed.stop()
+    starts = stalled.starts
+    time.sleep(0.5)
+    assert stalled.starts == starts  # stopped: never started again

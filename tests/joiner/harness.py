@@ -27,6 +27,7 @@ from confluent_kafka import Producer
 
 from streamjoin.dev.ports import LOOPBACK
 from streamjoin.dev.process import ManagedProcess
+from streamjoin.joiner.group_watch import EXIT_GROUP_STALLED
 from streamjoin.query import QueryDef, parse_query
 from streamjoin.registry import QueryRecord, RegistryStore, StreamRecord
 from streamjoin.testing import Event, expected_results
@@ -286,7 +287,13 @@ def run_scenario(
 
 
 class JoinerProcess:
-    """A `streamjoin joiner` subprocess with its own log file."""
+    """A `streamjoin joiner` subprocess with its own log file.
+
+    Like compose and Kubernetes (restart policies), it starts the worker again when it exits with
+    `EXIT_GROUP_STALLED` on its own (a worker the embedded broker's group left unassigned:
+    docs/reliability.md); `restart_on_stall=False` leaves that to a caller that supervises workers
+    itself (the fault runner's `Cluster.supervise`).
+    """
 
     def __init__(
         self,
@@ -299,6 +306,7 @@ class JoinerProcess:
         name: str = "joiner",
         extra: Sequence[str] = (),
         launcher: Sequence[str] = (),
+        restart_on_stall: bool = True,
     ) -> None:
         """`launcher`: an argv prefix running the worker elsewhere (`ip netns exec NS`, see dev.netns)."""
         self.name = name
@@ -311,16 +319,38 @@ class JoinerProcess:
         self.log_path = workdir / f"{name}.log"
         self.process: ManagedProcess | None = None
         self.starts = 0
+        self.stall_restarts = 0
         self.worker_id = ""
+        self._restart_on_stall = restart_on_stall
+        self._held = False  # stopped or killed by the test: never started again by the watcher
+        self._watcher: threading.Thread | None = None
+        self._restarting = threading.RLock()  # a stop never races a restart (it stops the new one)
 
     def start(self) -> None:
         """Start (or restart) the worker."""
+        self._held = False
         self.starts += 1
         self.worker_id = f"{self.name}-{self.starts}-{uuid.uuid4().hex[:6]}"
         self.process = ManagedProcess(
             self.name, [*self.argv, "--worker-id", self.worker_id], log_path=self.log_path
         )
         self.process.start()
+        if self._restart_on_stall and (self._watcher is None or not self._watcher.is_alive()):
+            self._watcher = threading.Thread(target=self._watch, name=f"{self.name}-restarts", daemon=True)
+            self._watcher.start()
+
+    def _watch(self) -> None:
+        """Start the worker again each time it exits with `EXIT_GROUP_STALLED` on its own."""
+        while not self._held:
+            process = self.process
+            if process is not None and not process.running:
+                with self._restarting:
+                    code = process.stop(timeout_ms=0)  # reaps it
+                    if self._held or code != EXIT_GROUP_STALLED:
+                        return
+                    self.stall_restarts += 1
+                    self.start()
+            time.sleep(0.1)
 
     def kill(self) -> None:
         """SIGKILL the worker (and its group) at once."""
@@ -328,11 +358,15 @@ class JoinerProcess:
         import os
         import signal
 
+        with self._restarting:
+            self._held = True
         os.killpg(self.process.pid, signal.SIGKILL)
         self.process.stop(timeout_ms=2_000)
 
     def stop(self, timeout_ms: int = 10_000) -> int | None:
         """SIGTERM, bounded wait, SIGKILL; return the exit code."""
+        with self._restarting:
+            self._held = True
         return self.process.stop(timeout_ms=timeout_ms) if self.process is not None else None
 
     def log_tail(self, lines: int = 60) -> str:

@@ -85,7 +85,8 @@ def test_the_worker_process_exits_with_its_code_when_its_group_stalls(
 ) -> None:
     """A real worker whose bound (1 ms) its first join outlasts logs why and exits 75 in time."""
     worker = JoinerProcess(tmp_path, kafka_broker, redis_server, group=f"g-{uuid.uuid4().hex[:8]}",
-                           prefix=f"p{uuid.uuid4().hex[:8]}:", extra=["--group-stall-ms", "1"])  # fmt: skip
+                           prefix=f"p{uuid.uuid4().hex[:8]}:", extra=["--group-stall-ms", "1"],
+                           restart_on_stall=False)  # fmt: skip
     worker.start()
     try:
         process = worker.process
