@@ -59,7 +59,8 @@ def pack_records(records: Sequence[OutboxRecord]) -> bytes:
     """Return `records` as one blob: a MessagePack array of [key, value, headers] (C-level, no
     Python bytecode per record). Never empty, so never mistaken for the older form (its first byte
     is a header count's high byte, 0x00; an array's is 0x90 or more)."""
-    return bytes(msgpack.packb(records, use_bin_type=True))
+    blob: bytes = msgpack.packb(records, use_bin_type=True)  # (no `bytes()` around it: a copy)
+    return blob
 
 
 def unpack_records(blob: bytes) -> list[OutboxRecord]:
