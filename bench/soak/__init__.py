@@ -7,7 +7,7 @@ comparison) and `lag.py` (whether the lag stayed flat).
 """
 
 from bench.soak.faults import BrokerFreeze, Fault, Freeze, Kill, RedisCrash, Restart, standard_schedule
-from bench.soak.scenario import Progress, Report, Scenario, run_scenario
+from bench.soak.scenario import Progress, Report, Scenario, ScenarioError, run_scenario
 from bench.soak.workload import POISON_KINDS, WorkloadSpec
 
 __all__ = [
@@ -21,6 +21,7 @@ __all__ = [
     "Report",
     "Restart",
     "Scenario",
+    "ScenarioError",
     "WorkloadSpec",
     "run_scenario",
     "standard_schedule",

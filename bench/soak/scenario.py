@@ -36,9 +36,10 @@ from bench.soak.workload import STREAMS, Ledger, RecordMaker, WorkloadSpec
 from confluent_kafka import Producer
 from tests.joiner.harness import register_query, wait_running
 
+from streamjoin.joiner.group_watch import EXIT_GROUP_STALLED
 from streamjoin.query import parse_query
 
-__all__ = ["NotDrainedError", "Progress", "Report", "Scenario", "run_scenario"]
+__all__ = ["NotDrainedError", "Progress", "Report", "Scenario", "ScenarioError", "run_scenario"]
 
 COMPARE_RESERVE_S = 40.0
 """What a run keeps of its `budget_s` for the oracle and reading the output (about 15 s here)."""
@@ -138,6 +139,22 @@ class NotDrainedError(RuntimeError):
     """The workers did not process every input record in time (`Scenario.fail_undrained`)."""
 
 
+class ScenarioError(RuntimeError):
+    """A run that failed before its comparison; its message has the workers' logs."""
+
+    def __init__(self, message: str, restarts: list[dict[str, object]]) -> None:
+        super().__init__(message)
+        self.restarts = restarts
+        """The workers that exited on their own and were started again (`Cluster.restarts`)."""
+
+    @property
+    def group_stalled(self) -> bool:
+        """Whether a worker left a consumer group that gave it no assignment (`EXIT_GROUP_STALLED`).
+
+        Read from the exit codes: the logs' words can be pushed out of their tails by task dumps."""
+        return any(restart["exit_code"] == EXIT_GROUP_STALLED for restart in self.restarts)
+
+
 class _PacedProducer(threading.Thread):
     """Produce the workload at `rate` records/s for `duration_s`, then the flush records."""
 
@@ -206,12 +223,11 @@ def run_scenario(
     try:
         cluster.start()
         return asyncio.run(_Run(scenario, cluster, progress or (lambda _: None), began).run())
-    except NotDrainedError as exc:  # where the stuck tasks wait, then the logs
-        raise RuntimeError(
-            f"scenario {scenario.name} failed: {exc}\n{cluster.task_dumps()}\n{cluster.logs()}"
-        ) from exc
     except Exception as exc:
-        raise RuntimeError(f"scenario {scenario.name} failed: {exc}\n{cluster.logs()}") from exc
+        failed = f"scenario {scenario.name} failed: {exc}\nworkers restarted: {cluster.restarts}"
+        logs = cluster.logs()  # before any task dump, which would fill the logs' tails
+        dumps = f"\n{cluster.task_dumps()}" if isinstance(exc, NotDrainedError) else ""  # where tasks wait
+        raise ScenarioError(f"{failed}\n{logs}{dumps}", cluster.restarts) from exc
     finally:
         cluster.stop()
         if saved is None:

@@ -1,5 +1,6 @@
 """The fault runner restarts a worker that exits on its own, as a supervisor would, but not one a
-fault is stopping (`Cluster.supervise`, `Cluster.hold`); the tests' own workers (`JoinerProcess`)
+fault is stopping (`Cluster.supervise`, `Cluster.hold`), and a failed run tells whether a worker left a
+stalled group (`ScenarioError.group_stalled`); the tests' own workers (`JoinerProcess`)
 restart when they exit stalled, and only then."""
 
 from __future__ import annotations
@@ -7,6 +8,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from bench.soak import ScenarioError
 from bench.soak.cluster import Cluster
 from tests.joiner.harness import JoinerProcess
 
@@ -38,6 +40,9 @@ def test_a_worker_that_exits_is_started_again_unless_a_fault_holds_it(tmp_path: 
             cluster.supervise()
         assert (free.starts, held.starts) == (2, 1)
         assert [(r["worker"], r["exit_code"]) for r in cluster.restarts] == [("w1", EXIT_GROUP_STALLED)]
+        # what the CI scenario's one retry is decided on (the logs' words can be out of their tails)
+        assert ScenarioError("not drained", cluster.restarts).group_stalled
+        assert not ScenarioError("not drained", [{**cluster.restarts[0], "exit_code": -9}]).group_stalled
         _wait_exited(free)
         cluster.supervise()  # released: both exited workers start again
         assert (free.starts, held.starts) == (3, 2)

@@ -15,6 +15,7 @@ from typing import Any
 
 import faust
 from faust.transport.conductor import Conductor
+from faust.transport.drivers.aiokafka import AIOKafkaConsumerThread
 from faust.transport.drivers.aiokafka import Consumer as AIOKafkaConsumer
 from mode import Service
 
@@ -24,6 +25,7 @@ from streamjoin.kafka import KafkaClients
 __all__ = [
     "AssignmentOnlyConsumer",
     "FastResubscribeConductor",
+    "StayingConsumerThread",
     "add_input_topics",
     "crashed_services",
     "make_app",
@@ -31,8 +33,35 @@ __all__ = [
 ]
 
 
+class StayingConsumerThread(AIOKafkaConsumerThread):
+    """Faust's consumer thread, whose consumer stops without leaving the group (no LeaveGroup).
+
+    The coordinator drops a stopped worker once its session times out, as it drops a crashed one;
+    Kafka Streams' consumers stop the same way (`internal.leave.group.on.close=false`). Why: the
+    embedded broker (tansu) never elects a leader again when the leader leaves while the group is
+    forming, not even for members that join later (docs/reliability.md, "Fixed: a group wedged by
+    its leader's clean stop"). The price: a stopped worker's partitions move one session timeout
+    later than with a LeaveGroup.
+    """
+
+    async def on_thread_stop(self) -> None:
+        """Stop the consumer with its coordinator's leave replaced by a plain reset of its generation."""
+        coordinator = getattr(self._consumer, "_coordinator", None)
+        if coordinator is not None:  # started: aiokafka's `close` leaves through `_maybe_leave_group`
+
+            async def forget_generation() -> None:
+                coordinator.reset_generation()
+
+            vars(coordinator)["_maybe_leave_group"] = forget_generation  # this instance only
+        await super().on_thread_stop()
+
+
 class AssignmentOnlyConsumer(AIOKafkaConsumer):
-    """A Faust consumer that joins the group and takes assignments but never fetches records."""
+    """A Faust consumer that joins the group and takes assignments but never fetches records; it
+    stops without leaving the group (`StayingConsumerThread`)."""
+
+    def _new_consumer_thread(self) -> AIOKafkaConsumerThread:
+        return StayingConsumerThread(self, loop=self.loop, beacon=self.beacon)
 
     def resume_partitions(self, tps: Iterable[Any]) -> None:
         """Keep every partition paused: the operators read them with their own consumers."""

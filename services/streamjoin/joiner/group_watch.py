@@ -10,7 +10,8 @@ producer's flush, each bounded by `OperatorConfig.stop_timeout_ms`, 5 s) is done
 waiting after `stall_bound_ms` (by default three session timeouts, 18 s with the fault tests' 6 s)
 is stuck: the embedded broker
 (tansu) was seen to leave every member of a group without an assignment after a clean restart
-(docs/reliability.md, "Proof"), and nothing inside the group ends that.
+(docs/reliability.md, "Proof"; the leader's LeaveGroup, which workers no longer send, caused it:
+`app.StayingConsumerThread`), and a new member was seen to wait for its first join beyond the bound.
 
 `GroupWatch` reports it as a readiness problem ("group") and `worker_checks.watch_faust` makes the
 worker exit with `EXIT_GROUP_STALLED`: a new process joins as a new member, which the same broker always
