@@ -2,8 +2,9 @@
 
 `python -m bench.soak --help` runs the long one; `tests/faults/` runs short ones in CI. The pieces:
 `workload.py` (the records and the poison), `faults.py` (what can go wrong, and the issue's
-schedule), `cluster.py` (broker, Redis, workers), `scenario.py` (the runner), `oracle.py` (the
-comparison) and `lag.py` (whether the lag stayed flat).
+schedule), `cluster.py` (broker, Redis, workers), `producer.py` (the paced producer), `scenario.py` (the
+runner), `oracle.py` (the comparison) and `lag.py` (whether the lag stayed flat). `group_stall.py`
+and `leader_leaves.py` reproduce the embedded broker's group stalls with aiokafka alone.
 """
 
 from bench.soak.faults import BrokerFreeze, Fault, Freeze, Kill, RedisCrash, Restart, standard_schedule

@@ -18,11 +18,10 @@ from __future__ import annotations
 
 import asyncio
 import os
-import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,8 +31,8 @@ from bench.soak.cluster import Cluster
 from bench.soak.drain import drain
 from bench.soak.faults import Fault
 from bench.soak.oracle import Verdict, check_dead_letters, expected_output, result_id, verdict
+from bench.soak.producer import PacedProducer
 from bench.soak.workload import STREAMS, Ledger, RecordMaker, WorkloadSpec
-from confluent_kafka import Producer
 from tests.joiner.harness import register_query, wait_running
 
 from streamjoin.joiner.group_watch import EXIT_GROUP_STALLED
@@ -155,63 +154,6 @@ class ScenarioError(RuntimeError):
         return any(restart["exit_code"] == EXIT_GROUP_STALLED for restart in self.restarts)
 
 
-class _PacedProducer(threading.Thread):
-    """Produce the workload at `rate` records/s for `duration_s`, then the flush records."""
-
-    def __init__(
-        self, bootstrap: str, topics: Mapping[str, str], maker: RecordMaker, rate: float, duration_s: float
-    ) -> None:
-        super().__init__(daemon=True, name="soak-producer")
-        self._topics = [topics[s] for s in STREAMS]
-        self._maker, self._rate, self._duration_s = maker, rate, duration_s
-        self._producer = Producer({
-            "bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 10,
-            "queue.buffering.max.messages": 2_000_000, "queue.buffering.max.kbytes": 1_048_576,
-            "message.timeout.ms": 600_000, "delivery.report.only.error": True,
-        })  # fmt: skip
-        self.errors: list[str] = []
-        self.failure: BaseException | None = None
-        self.started = threading.Event()
-        self.start_time = 0.0
-
-    def _send(self, s: int, p: int, value: bytes) -> None:
-        while True:
-            try:
-                self._producer.produce(self._topics[s], value, partition=p, on_delivery=self._report)
-                return
-            except BufferError:
-                self._producer.poll(0.05)
-
-    def _report(self, err: Any, _msg: Any) -> None:
-        if err is not None:
-            self.errors.append(str(err))
-
-    def run(self) -> None:
-        try:
-            self._producer.produce(self._topics[0] + ".warmup", b"{}")  # the producer id, before the clock
-            self._producer.flush(30)
-            self.start_time = start = time.monotonic()
-            self.started.set()
-            sent, total = 0, int(self._rate * self._duration_s)
-            while sent < total:
-                now = time.monotonic()
-                due = min(int((now - start) * self._rate) + 1, total)
-                now_ms = 1_000_000 + int((now - start) * 1000)
-                while sent < due:
-                    self._send(*self._maker.make(now_ms))
-                    sent += 1
-                self._producer.poll(0)
-                time.sleep(0.002)
-            for record in self._maker.flush(1_000_000 + int((time.monotonic() - start) * 1000)):
-                self._send(*record)
-            left = self._producer.flush(600)
-            if left:
-                self.errors.append(f"{left} records not delivered")
-        except BaseException as exc:
-            self.failure = exc
-            self.started.set()
-
-
 def run_scenario(
     scenario: Scenario, workdir: Path, *, progress: Callable[[Progress], None] | None = None
 ) -> Report:
@@ -266,7 +208,7 @@ class _Run:
         )
         supervisor = asyncio.create_task(self._supervise())
         await wait_running(cluster.redis.url, self.prefix, self.name, spec.partitions, timeout_s=120)
-        producer = _PacedProducer(cluster.bootstrap, self.topics, RecordMaker(spec, s.rate, self.ledger),
+        producer = PacedProducer(cluster.bootstrap, self.topics, RecordMaker(spec, s.rate, self.ledger),
                                   s.rate, s.duration_s)  # fmt: skip
         producer.start()
         await asyncio.to_thread(producer.started.wait)
@@ -325,7 +267,7 @@ class _Run:
             max(0, ends.get(tp, 0) - offset) for tp, offset in internal.items()
         )
 
-    async def _sample(self, producer: _PacedProducer) -> None:
+    async def _sample(self, producer: PacedProducer) -> None:
         start = producer.start_time
         while True:
             parts = await asyncio.to_thread(self._lag)
