@@ -24,19 +24,28 @@ import time
 import uuid
 from pathlib import Path
 
-__all__ = ["main"]
+__all__ = ["MEMBER", "main", "read_events", "start_member"]
 
 TOPICS = 6
 PARTITIONS = 6
 
-_MEMBER = r"""
-import asyncio, logging, sys, time
+MEMBER = r"""
+import asyncio, logging, signal, sys, time
 from aiokafka import AIOKafkaConsumer
 from aiokafka.abc import ConsumerRebalanceListener
+from aiokafka.consumer import group_coordinator
+from streamjoin.kafka import stop_without_leaving_group
 
 logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", stream=sys.stderr)
 bootstrap, group, topics, name = sys.argv[1], sys.argv[2], sys.argv[3].split(","), sys.argv[4]
-rebalance_ms = int(sys.argv[5])
+rebalance_ms, leave = int(sys.argv[5]), sys.argv[6] == "leave"
+join_leader = group_coordinator.CoordinatorGroupRebalance._on_join_leader
+
+async def on_join_leader(self, response):
+    print(f"{time.time():.2f} {name} leader {response.generation_id}", flush=True)
+    return await join_leader(self, response)
+
+group_coordinator.CoordinatorGroupRebalance._on_join_leader = on_join_leader
 
 class Listener(ConsumerRebalanceListener):
     def __init__(self, consumer): self.c = consumer
@@ -52,20 +61,28 @@ async def main():
                          enable_auto_commit=False, auto_offset_reset="latest")
     c.subscribe(topics, listener=Listener(c))
     print(f"{time.time():.2f} {name} starting", flush=True)
+    stop = asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
     await c.start()
-    while True:
-        await c.getmany(timeout_ms=500)
+    while not stop.is_set():
+        await asyncio.wait([asyncio.ensure_future(c.getmany(timeout_ms=300))], timeout=0.5)
+    if not leave:  # as the joiner's workers stop
+        stop_without_leaving_group(c)
+    await c.stop()
 
 asyncio.run(main())
 """
+"""One member: argv bootstrap, group, topics (comma-separated), name, rebalance timeout (ms), and
+"leave" or "stay" (whether SIGTERM stops it with a LeaveGroup). It prints `time name event ...`
+lines: starting, leader, revoked, assigned."""
 
 
-def _start(argv: list[str], log: Path) -> subprocess.Popen[bytes]:
+def start_member(argv: list[str], log: Path) -> subprocess.Popen[bytes]:
     with log.open("ab") as out:
         return subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
 
 
-def _state(logs: list[Path]) -> list[tuple[float, str, str]]:
+def read_events(logs: list[Path]) -> list[tuple[float, str, str]]:
     events = []
     for log in logs:
         for line in log.read_text(errors="replace").splitlines():
@@ -120,14 +137,14 @@ def main(argv: list[str] | None = None) -> int:
         logs = [workdir / f"m{i}.log" for i in range(args.members)]
 
         def argv_of(i: int) -> list[str]:
-            return [sys.executable, "-c", _MEMBER, broker.bootstrap or "", f"stall-{u}", ",".join(topics),
-                    f"m{i}", str(args.rebalance_ms)]  # fmt: skip
+            return [sys.executable, "-c", MEMBER, broker.bootstrap or "", f"stall-{u}", ",".join(topics),
+                    f"m{i}", str(args.rebalance_ms), "leave"]  # fmt: skip
 
-        procs = [_start(argv_of(i), logs[i]) for i in range(args.members)]
+        procs = [start_member(argv_of(i), logs[i]) for i in range(args.members)]
         deadline = time.monotonic() + 60
-        while _settled(_state(logs), args.members, 0) is None and time.monotonic() < deadline:
+        while _settled(read_events(logs), args.members, 0) is None and time.monotonic() < deadline:
             time.sleep(0.5)
-        print(f"settled before the kills: {_settled(_state(logs), args.members, 0) is not None}")
+        print(f"settled before the kills: {_settled(read_events(logs), args.members, 0) is not None}")
         last_kill = time.time()
         if args.freeze_s > 0 and broker.process is not None and broker.process.pid is not None:
             os.kill(broker.process.pid, signal.SIGSTOP)
@@ -142,14 +159,14 @@ def main(argv: list[str] | None = None) -> int:
             last_kill = time.time()
             print(f"{last_kill:.2f} SIGKILL m{i}", flush=True)
             time.sleep(1.0)
-            procs[i] = _start(argv_of(i), logs[i])
+            procs[i] = start_member(argv_of(i), logs[i])
             time.sleep(max(0.0, args.gap - 1.0))
         deadline = time.monotonic() + args.wait
         settled = None
         while settled is None and time.monotonic() < deadline:
             time.sleep(0.5)
-            settled = _settled(_state(logs), args.members, last_kill)
-        for t, name, what in _state(logs):
+            settled = _settled(read_events(logs), args.members, last_kill)
+        for t, name, what in read_events(logs):
             if t >= last_kill - args.kills * args.gap - 2:
                 print(f"{t - last_kill:+8.2f} {name} {what}")
         if settled is None:

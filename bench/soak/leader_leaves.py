@@ -3,14 +3,14 @@
     python -m bench.soak.leader_leaves --leave      # LeaveGroup on stop (aiokafka's default)
     python -m bench.soak.leader_leaves --no-leave   # no LeaveGroup, as the joiner's workers stop
 
-Starts the embedded broker and 3 members of one group (session timeout 6 s) on 4 topics of 6
-partitions. Each trial starts one more member (its join makes the group form again), stops the
-current leader with SIGTERM half a second later, and waits up to `--wait` seconds for every live
-member to hold an assignment of one generation covering all 24 partitions. A trial that does not
-settle is followed by one more new member, to show that a newcomer does not end the wedge; the run
-stops at the first wedge and exits 1. The embedded broker's coordinator forgets to clear its
-leader when the leader leaves while the group forms (docs/reliability.md, "Fixed: a group wedged
-by its leader's clean stop").
+Starts the embedded broker and 3 members of one group (`group_stall.MEMBER`: session timeout
+6 s) on 6 topics of 6 partitions. Each trial starts one more member (its join makes the group form
+again), stops the current leader with SIGTERM half a second later, and waits up to `--wait`
+seconds for every live member to hold an assignment of one generation covering all 36 partitions.
+A trial that does not settle is followed by one more new member, to show that a newcomer does not
+end the wedge; the run stops at the first wedge and exits 1. The embedded broker's coordinator
+forgets to clear its leader when the leader leaves while the group forms (docs/reliability.md,
+"Fixed: a group wedged by its leader's clean stop").
 """
 
 from __future__ import annotations
@@ -26,78 +26,30 @@ import time
 import uuid
 from pathlib import Path
 
+from bench.soak.group_stall import MEMBER, PARTITIONS, TOPICS, read_events, start_member
+
 __all__ = ["main"]
-
-TOPICS, PARTITIONS = 4, 6
-
-_MEMBER = r"""
-import asyncio, signal, sys, time
-from aiokafka import AIOKafkaConsumer
-from aiokafka.abc import ConsumerRebalanceListener
-from aiokafka.consumer import group_coordinator
-
-bootstrap, group, topics, name, leave = sys.argv[1:6]
-topics = topics.split(",")
-join_leader = group_coordinator.CoordinatorGroupRebalance._on_join_leader
-
-async def on_join_leader(self, response):
-    print(f"{time.time():.2f} {name} leader {response.generation_id}", flush=True)
-    return await join_leader(self, response)
-
-group_coordinator.CoordinatorGroupRebalance._on_join_leader = on_join_leader
-
-class Listener(ConsumerRebalanceListener):
-    def __init__(self, consumer): self.consumer = consumer
-    async def on_partitions_revoked(self, revoked): pass
-    async def on_partitions_assigned(self, assigned):
-        generation = self.consumer._coordinator.generation
-        print(f"{time.time():.2f} {name} assigned {len(assigned)} {generation}", flush=True)
-
-async def main():
-    c = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=group, session_timeout_ms=6000,
-                         heartbeat_interval_ms=2000, rebalance_timeout_ms=60000,
-                         enable_auto_commit=False, auto_offset_reset="latest")
-    c.subscribe(topics, listener=Listener(c))
-    stop = asyncio.Event()
-    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
-    await c.start()
-    while not stop.is_set():
-        await asyncio.wait([asyncio.ensure_future(c.getmany(timeout_ms=300))], timeout=0.5)
-    if leave == "0":  # what the joiner's workers do (streamjoin.joiner.app.StayingConsumerThread)
-        async def forget_generation(): c._coordinator.reset_generation()
-        c._coordinator._maybe_leave_group = forget_generation
-    await c.stop()
-
-asyncio.run(main())
-"""
 
 
 class _Group:
-    """The members' processes and their logs (lines: `time name event ...`)."""
+    """The members' processes (`group_stall.MEMBER`) and their logs."""
 
     def __init__(self, workdir: Path, bootstrap: str, topics: list[str], leave: bool) -> None:
         self.workdir = workdir
         self.members: dict[str, tuple[subprocess.Popen[bytes], Path]] = {}
-        self._group = f"leader-{uuid.uuid4().hex[:6]}"
-        self._bootstrap, self._topics, self._leave = bootstrap, ",".join(topics), "1" if leave else "0"
+        self._argv = [bootstrap, f"leader-{uuid.uuid4().hex[:6]}", ",".join(topics)]
+        self._leave = "leave" if leave else "stay"
 
     def start(self) -> str:
         name = f"m{len(self.members)}"
         log = self.workdir / f"{name}.log"
-        argv = [sys.executable, "-c", _MEMBER, self._bootstrap, self._group, self._topics, name, self._leave]
-        with log.open("ab") as out:
-            self.members[name] = (subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT,
-                                                   start_new_session=True), log)  # fmt: skip
+        argv = [sys.executable, "-c", MEMBER, *self._argv, name, "60000", self._leave]
+        self.members[name] = (start_member(argv, log), log)
         return name
 
     def _events(self) -> list[tuple[float, str, list[str]]]:
-        events = []
-        for _, log in self.members.values():
-            for line in log.read_text(errors="replace").splitlines():
-                words = line.split()
-                if len(words) >= 3 and words[0].replace(".", "").isdigit():
-                    events.append((float(words[0]), words[1], words[2:]))
-        return sorted(events)
+        logs = [log for _, log in self.members.values()]
+        return [(t, name, what.split()) for t, name, what in read_events(logs)]
 
     def live(self) -> set[str]:
         return {name for name, (process, _) in self.members.items() if process.poll() is None}
@@ -109,7 +61,7 @@ class _Group:
         """Return how long the group took to settle (None: not within `wait_s`)."""
         since = time.time()
         while time.time() - since < wait_s:
-            last = {name: (int(what[1]), int(what[2])) for t, name, what in self._events()
+            last = {name: (int(what[1]), int(what[3])) for t, name, what in self._events()
                     if what[0] == "assigned" and t >= since and name in self.live()}  # fmt: skip
             if (set(last) == self.live() and len({g for _, g in last.values()}) == 1
                     and sum(n for n, _ in last.values()) == TOPICS * PARTITIONS):  # fmt: skip

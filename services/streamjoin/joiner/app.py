@@ -20,7 +20,7 @@ from faust.transport.drivers.aiokafka import Consumer as AIOKafkaConsumer
 from mode import Service
 
 from streamjoin.joiner.group_watch import default_stall_bound_ms, watch_group
-from streamjoin.kafka import KafkaClients
+from streamjoin.kafka import KafkaClients, stop_without_leaving_group
 
 __all__ = [
     "AssignmentOnlyConsumer",
@@ -45,15 +45,8 @@ class StayingConsumerThread(AIOKafkaConsumerThread):
     """
 
     async def on_thread_stop(self) -> None:
-        """Stop the consumer with its coordinator's leave replaced by a plain reset of its generation."""
-        coordinator = getattr(self._consumer, "_coordinator", None)
-        if coordinator is not None:  # started: aiokafka's `close` leaves through `_maybe_leave_group`
-
-            async def forget_generation() -> None:
-                coordinator.reset_generation()
-
-            # This instance only. Should aiokafka rename it, tests/joiner/test_group_leave.py fails.
-            vars(coordinator)["_maybe_leave_group"] = forget_generation
+        """Stop the consumer as Faust does, minus the LeaveGroup."""
+        stop_without_leaving_group(self._consumer)
         await super().on_thread_stop()
 
 

@@ -17,6 +17,7 @@ from streamjoin.kafka.consumer import (
     reader,
     start_consumer,
     start_offsets,
+    stop_without_leaving_group,
 )
 from streamjoin.kafka.log import KeyedLog, LogAppendError, LogRecord
 from streamjoin.kafka.producer import DeliveryCallback, Producer, new_producer, topic_partition_count
@@ -57,5 +58,6 @@ __all__ = [
     "reader",
     "start_consumer",
     "start_offsets",
+    "stop_without_leaving_group",
     "topic_partition_count",
 ]

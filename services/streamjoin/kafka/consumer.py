@@ -29,6 +29,7 @@ __all__ = [
     "reader",
     "start_consumer",
     "start_offsets",
+    "stop_without_leaving_group",
 ]
 
 
@@ -217,3 +218,19 @@ async def start_offsets(
     hits = {tp: hit.offset for tp, hit in found.items() if hit is not None}
     ends = await end_offsets(consumer, [tp for tp in tps if tp not in hits])
     return {tp: hits[tp] if tp in hits else ends[tp] for tp in tps}
+
+
+def stop_without_leaving_group(consumer: Any) -> None:
+    """Make the `stop` of `consumer`, a started aiokafka consumer of a group, send no LeaveGroup: the
+    coordinator drops the member when its session times out, as it drops a crashed one (Kafka
+    Streams' `internal.leave.group.on.close=false`; why: docs/joiner.md). aiokafka has no option
+    for it: its coordinator's `close` leaves through `_maybe_leave_group`, replaced here on this
+    instance only (should aiokafka rename it, `tests/joiner/test_group_leave.py` fails)."""
+    coordinator = getattr(consumer, "_coordinator", None)
+    if coordinator is None:  # never started: nothing to leave
+        return
+
+    async def forget_generation() -> None:
+        coordinator.reset_generation()
+
+    vars(coordinator)["_maybe_leave_group"] = forget_generation
