@@ -15,9 +15,9 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from streamjoin.dev.ports import LOOPBACK, port_accepts
+from streamjoin.dev.kafka_broker import MetadataProbe
+from streamjoin.dev.ports import LOOPBACK
 from streamjoin.dev.process import ProcessService, start_on_free_port
-from streamjoin.kafka import Admin
 
 __all__ = ["TANSU_BIN_ENV", "EmbeddedBroker", "find_tansu"]
 
@@ -107,25 +107,9 @@ class EmbeddedBroker(ProcessService):
         self._process, self.port, self.ready_ms = start_on_free_port(
             self.name,
             argv,
-            lambda port: _MetadataProbe(port, self._host),
+            lambda port: MetadataProbe(port, self._host),
             log_path=workdir / "broker.log",
             env=env,
             attempts=_PORT_ATTEMPTS,
             timeout_ms=self._ready_timeout_ms,
         )
-
-
-class _MetadataProbe:
-    """Ready when the port accepts connections and a Kafka metadata request lists a broker."""
-
-    def __init__(self, port: int, host: str = LOOPBACK) -> None:
-        self._port = port
-        self._host = host
-        self._admin: Admin | None = None
-
-    def __call__(self) -> bool:
-        if not port_accepts(self._port, host=self._host):
-            return False
-        if self._admin is None:
-            self._admin = Admin(f"{self._host}:{self._port}")
-        return self._admin.broker_count(timeout_ms=2_000) > 0

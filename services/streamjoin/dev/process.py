@@ -164,6 +164,18 @@ class ManagedProcess:
                 raise ReadinessTimeoutError(self.name, timeout_ms, last_error, self.log_tail())
             time.sleep(_POLL_MS / 1000)
 
+    def wait_exit(self, *, timeout_ms: int) -> int | None:
+        """Wait up to `timeout_ms` for the process to exit on its own; return its exit code (None: still
+        running, and then stopped)."""
+        if self._popen is None:
+            raise RuntimeError(f"{self.name} was not started")
+        deadline = time.monotonic() + timeout_ms / 1000
+        while not self._leader_exited() and time.monotonic() < deadline:
+            time.sleep(_POLL_MS / 1000)
+        exited = self._leader_exited()
+        code = self.stop(timeout_ms=0)
+        return code if exited else None
+
     def stop(self, *, timeout_ms: int = 10_000) -> int | None:
         """Stop the whole process group: SIGTERM, wait up to `timeout_ms`, then SIGKILL.
 

@@ -13,21 +13,41 @@ Usage::
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import Protocol
+from typing import Literal, Protocol
 
 from streamjoin.dev.broker import EmbeddedBroker
+from streamjoin.dev.kafka_broker import KafkaBroker, kafka_available
 from streamjoin.dev.process import ManagedProcess
 from streamjoin.dev.redis_server import EmbeddedRedis
 from streamjoin.settings import Settings, load_settings
 
-__all__ = ["EmbeddedService", "EmbeddedStack"]
+__all__ = ["BROKER_ENV", "BrokerKind", "EmbeddedService", "EmbeddedStack", "choose_broker"]
 
 _log = logging.getLogger(__name__)
+
+BROKER_ENV = "STREAMJOIN_DEV_BROKER"
+BrokerKind = Literal["kafka", "tansu"]
+
+
+def choose_broker(requested: str | None = None) -> BrokerKind:
+    """Return which broker the stack runs: `requested`, else `$STREAMJOIN_DEV_BROKER`, else Apache
+    Kafka where Java and its jars (or Maven to fetch them) are here, else the Tansu fallback."""
+    wanted = requested or os.environ.get(BROKER_ENV) or "auto"
+    if wanted in ("kafka", "tansu"):
+        return "kafka" if wanted == "kafka" else "tansu"
+    if wanted != "auto":
+        raise ValueError(f"${BROKER_ENV} must be kafka, tansu or auto, not {wanted!r}")
+    why_not = kafka_available()
+    if why_not is None:
+        return "kafka"
+    _log.warning("Apache Kafka cannot run here (%s): using the embedded Tansu broker instead", why_not)
+    return "tansu"
 
 
 class EmbeddedService(Protocol):
@@ -66,6 +86,7 @@ class EmbeddedStack:
         keep_workdir: bool = False,
         ready_timeout_ms: int = 30_000,
         stop_timeout_ms: int = 10_000,
+        broker: BrokerKind | None = None,
     ) -> None:
         """Describe the stack; nothing runs until `start` (or `with`).
 
@@ -75,13 +96,19 @@ class EmbeddedStack:
             keep_workdir: keep a temporary work directory after `stop`.
             ready_timeout_ms: how long each service may take to become ready.
             stop_timeout_ms: how long each service has to exit after SIGTERM before it is killed.
+            broker: "kafka" (Apache Kafka) or "tansu"; None: `choose_broker()`.
         """
         self._workdir_arg = workdir
         self._keep_workdir = keep_workdir
         self._stop_timeout_ms = stop_timeout_ms
         self._workdir: Path | None = None
         self._failed = False
-        self.broker = EmbeddedBroker(ready_timeout_ms=ready_timeout_ms)
+        self.broker_kind = choose_broker(broker)
+        self.broker: KafkaBroker | EmbeddedBroker = (
+            KafkaBroker(ready_timeout_ms=max(ready_timeout_ms, 60_000))
+            if self.broker_kind == "kafka"
+            else EmbeddedBroker(ready_timeout_ms=ready_timeout_ms)
+        )
         self.redis = EmbeddedRedis(ready_timeout_ms=ready_timeout_ms)
         self._services: list[EmbeddedService] = [self.broker, self.redis]
         self._started: list[EmbeddedService] = []

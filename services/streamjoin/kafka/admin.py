@@ -7,6 +7,7 @@ should look like is decided by the caller (`streamjoin.topics` compares with the
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -114,7 +115,10 @@ class Admin:
         """Create each topic of `requests`; return the outcome of each by name.
 
         A topic that already exists (created concurrently by someone else) is `exists`, not an error.
-        `replication_factor` overrides every request's (-1: the broker's default).
+        `replication_factor` overrides every request's (-1: the broker's default). Returns once every
+        created topic is in the metadata of the broker answering (Kafka creates asynchronously: a
+        client that asks right after CreateTopics may otherwise not see the topic yet), or after
+        `timeout_ms`.
         """
         requests = list(requests)
         if not requests:
@@ -131,7 +135,18 @@ class Admin:
         futures = self._client.create_topics(
             new_topics, operation_timeout=timeout_ms / 1000, request_timeout=timeout_ms / 1000
         )
-        return {r.name: _created(futures[r.name], timeout_ms) for r in requests}
+        outcomes = {r.name: _created(futures[r.name], timeout_ms) for r in requests}
+        self._wait_visible([name for name, o in outcomes.items() if o.outcome == "created"], timeout_ms)
+        return outcomes
+
+    def _wait_visible(self, names: list[str], timeout_ms: int) -> None:
+        """Poll the metadata until every topic of `names` has its partitions and leaders, or time out."""
+        deadline = time.monotonic() + timeout_ms / 1000
+        while names and time.monotonic() < deadline:
+            topics = self._metadata(timeout_ms).topics
+            if all(_has_leaders(topics.get(name)) for name in names):
+                return
+            time.sleep(0.05)
 
     def delete_topics(self, names: Iterable[str], *, timeout_ms: int = 30_000) -> dict[str, str | None]:
         """Delete the topics `names`; return each one's error message (None when deleted)."""
@@ -142,6 +157,13 @@ class Admin:
             names, operation_timeout=timeout_ms / 1000, request_timeout=timeout_ms / 1000
         )
         return {name: _error_of(futures[name], timeout_ms) for name in names}
+
+
+def _has_leaders(topic: Any) -> bool:
+    """Whether a topic's metadata lists it without error, each partition with a leader."""
+    if topic is None or topic.error is not None or not topic.partitions:
+        return False
+    return all(p.leader >= 0 for p in topic.partitions.values())
 
 
 def _error_of(future: Future[None], timeout_ms: int) -> str | None:

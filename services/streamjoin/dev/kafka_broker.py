@@ -1,0 +1,304 @@
+"""Apache Kafka itself for the embedded stack: KRaft nodes from the jars on Maven Central.
+
+`KafkaBroker` is one node in combined mode (broker and controller in one JVM) on free loopback
+ports, its log directory under the work dir: what the demo and the tests run by default. `kill()`
+SIGKILLs it and `restart()` starts it again on the same ports and data, for the broker-crash tests.
+`KafkaCluster` is three such nodes forming one KRaft quorum (replication factor 3, min.insync 2),
+for the leader-failover tests. The jars come from `streamjoin.dev.jars` (the pom
+`maven/kafka.pom.xml`); the settings that differ from Kafka's defaults are in `_DEV_CONFIG`, each
+with its reason.
+
+>>> broker = KafkaBroker()
+>>> broker.bootstrap is None
+True
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from streamjoin.dev.jars import classpath, java_executable
+from streamjoin.dev.ports import LOOPBACK, free_port, port_accepts
+from streamjoin.dev.process import ManagedProcess, ProcessService
+from streamjoin.kafka import Admin
+
+__all__ = ["KafkaBroker", "KafkaCluster", "kafka_available"]
+
+_MAX_LONG = str(2**63 - 1)
+# Where the embedded node differs from Kafka's defaults, and why.
+_DEV_CONFIG: Mapping[str, str] = {
+    # Topics are created from topics/topics.json before anything uses them, as in production.
+    "auto.create.topics.enable": "false",
+    # A test's group forms at once instead of after 3 s.
+    "group.initial.rebalance.delay.ms": "0",
+    # Internal topics sized for one laptop, not a data centre (50 partitions each by default).
+    "offsets.topic.num.partitions": "8",
+    "transaction.state.log.num.partitions": "4",
+    # Workloads and tests use event times far from now (1970, or hours ahead): keep them as written.
+    "log.message.timestamp.before.max.ms": _MAX_LONG,
+    "log.message.timestamp.after.max.ms": _MAX_LONG,
+    # Two cores shared with Redis and the workers.
+    "num.network.threads": "2",
+    "num.io.threads": "2",
+    "num.recovery.threads.per.data.dir": "1",
+    "log.cleaner.threads": "1",
+}
+_JVM_OPTIONS = (
+    "-Xms256m",
+    "-Xmx1g",
+    "-XX:+UseG1GC",
+    "-XX:MaxGCPauseMillis=20",
+    "-Djava.awt.headless=true",
+    # Listen on 127.0.0.1 itself, not on an IPv6 socket mapping it.
+    "-Djava.net.preferIPv4Stack=true",
+)
+_LOG4J = """Configuration:
+  Appenders:
+    Console:
+      name: STDOUT
+      PatternLayout:
+        pattern: "[%d] %p %m (%c)%n"
+  Loggers:
+    Root:
+      level: WARN
+      AppenderRef:
+        - ref: STDOUT
+    Logger:
+      - name: kafka.server.KafkaRaftServer
+        level: INFO
+"""
+
+
+def kafka_available() -> str | None:
+    """Return why Apache Kafka cannot run here (no Java, no Maven and no cached jars), or None."""
+    from streamjoin.dev.jars import JarsUnavailableError
+
+    try:
+        java_executable()
+        classpath("kafka")
+    except JarsUnavailableError as error:
+        return str(error)
+    return None
+
+
+class _Node:
+    """One KRaft node's identity: its id, ports, folder and the quorum it belongs to."""
+
+    def __init__(self, node_id: int, host: str, folder: Path) -> None:
+        self.node_id = node_id
+        self.host = host
+        self.folder = folder
+        self.port = free_port()
+        self.controller_port = free_port()
+
+    @property
+    def voter(self) -> str:
+        return f"{self.node_id}@{self.host}:{self.controller_port}"
+
+    def properties(self, voters: str, replication: int, extra: Mapping[str, str]) -> str:
+        config = {
+            "process.roles": "broker,controller",
+            "node.id": str(self.node_id),
+            "controller.quorum.voters": voters,
+            "listeners": f"PLAINTEXT://{self.host}:{self.port},CONTROLLER://{self.host}:{self.controller_port}",
+            "advertised.listeners": f"PLAINTEXT://{self.host}:{self.port}",
+            "controller.listener.names": "CONTROLLER",
+            "inter.broker.listener.name": "PLAINTEXT",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+            "log.dirs": str(self.folder / "data"),
+            "offsets.topic.replication.factor": str(replication),
+            "transaction.state.log.replication.factor": str(replication),
+            "transaction.state.log.min.isr": str(min(replication, 2)),
+            "share.coordinator.state.topic.replication.factor": str(replication),
+            "share.coordinator.state.topic.min.isr": str(min(replication, 2)),
+            "default.replication.factor": str(replication),
+            "min.insync.replicas": str(min(replication, 2)),
+            **_DEV_CONFIG,
+            **extra,
+        }
+        return "".join(f"{key}={value}\n" for key, value in config.items())
+
+
+class KafkaBroker(ProcessService):
+    """One Apache Kafka KRaft node (broker and controller) on 127.0.0.1, its data under the work dir."""
+
+    name = "broker"
+
+    def __init__(
+        self,
+        *,
+        ready_timeout_ms: int = 60_000,
+        host: str = LOOPBACK,
+        launcher: Sequence[str] = (),
+        config: Mapping[str, str] | None = None,
+        node_id: int = 1,
+    ) -> None:
+        """Describe the node; nothing runs until `start`.
+
+        Args:
+            ready_timeout_ms: how long `start` waits for a metadata request to list a broker.
+            host: the address it listens on and advertises (loopback unless another host is simulated).
+            launcher: an argv prefix that runs it elsewhere, e.g. `ip netns exec NS` (see `dev.netns`).
+            config: broker settings over the embedded defaults (e.g. SASL listeners).
+            node_id: its KRaft node id (a cluster's nodes differ).
+        """
+        super().__init__(ready_timeout_ms=ready_timeout_ms)
+        self._host = host
+        self._launcher = tuple(launcher)
+        self._config = dict(config or {})
+        self._node_id = node_id
+        self._node: _Node | None = None
+        self._argv: tuple[str, ...] = ()
+        self._log_path: Path | None = None
+
+    @property
+    def bootstrap(self) -> str | None:
+        """`HOST:PORT` once started."""
+        return f"{self._host}:{self.port}" if self.port is not None else None
+
+    def endpoints(self) -> Mapping[str, str]:
+        """Where clients reach the broker."""
+        return {"Kafka bootstrap": self.bootstrap} if self.bootstrap else {}
+
+    def start(self, workdir: Path) -> None:
+        """Format a single-node quorum under `workdir` and start it; wait until it serves metadata."""
+        node = self.prepare(workdir)
+        self.configure(node.voter, replication=1, cluster_id=_new_cluster_id())
+        self.launch()
+        self.wait_ready()
+
+    def prepare(self, workdir: Path) -> _Node:
+        """Choose the node's ports and folder (a cluster collects every node's voter first)."""
+        self._node = _Node(self._node_id, self._host, workdir / f"kafka-{self._node_id}")
+        self._node.folder.mkdir(parents=True, exist_ok=True)
+        self.port = self._node.port
+        return self._node
+
+    def configure(self, voters: str, *, replication: int, cluster_id: str) -> None:
+        """Write server.properties and log4j2.yaml, and format the log directory for `cluster_id`."""
+        node = self._require_node()
+        properties = node.folder / "server.properties"
+        properties.write_text(node.properties(voters, replication, self._config))
+        log4j = node.folder / "log4j2.yaml"
+        log4j.write_text(_LOG4J)
+        java = java_executable()
+        jars = f"{classpath('kafka')}/*"
+        base = (*self._launcher, java, *_JVM_OPTIONS, f"-Dlog4j2.configurationFile={log4j}", "-cp", jars)
+        self._log_path = node.folder / "broker.log"
+        formatter = ManagedProcess(
+            "kafka-storage-format",
+            [*base, "kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(properties)],
+            log_path=self._log_path,
+            env=_jvm_env(),
+        )
+        formatter.start()
+        code = formatter.wait_exit(timeout_ms=60_000)
+        if code != 0:
+            raise RuntimeError(f"formatting Kafka's storage failed ({code}):\n{formatter.log_tail()}")
+        self._argv = (*base, "kafka.Kafka", str(properties))
+
+    def launch(self) -> None:
+        """Start the JVM on the configured ports and data (again after `kill`)."""
+        if self._log_path is None:
+            raise RuntimeError("the node is not configured")
+        self._process = ManagedProcess(self.name, self._argv, log_path=self._log_path, env=_jvm_env())
+        self._process.start()
+
+    def wait_ready(self) -> None:
+        """Wait until a metadata request lists a broker."""
+        if self._process is None:
+            raise RuntimeError("the node is not launched")
+        probe = MetadataProbe(self._require_node().port, self._host)
+        self.ready_ms = self._process.wait_ready(probe, timeout_ms=self._ready_timeout_ms)
+
+    def kill(self) -> None:
+        """SIGKILL the node, as a crash would; its data stays for `restart`."""
+        if self._process is not None:
+            self._process.stop(timeout_ms=0)
+
+    def restart(self) -> None:
+        """Start the node again on its ports and data, and wait until it serves."""
+        self.kill()
+        self.launch()
+        self.wait_ready()
+
+    def _require_node(self) -> _Node:
+        if self._node is None:
+            raise RuntimeError("the node is not prepared")
+        return self._node
+
+
+class KafkaCluster:
+    """Three KRaft nodes on loopback forming one cluster: replication factor 3, min.insync.replicas 2."""
+
+    name = "kafka-cluster"
+
+    def __init__(self, size: int = 3, *, ready_timeout_ms: int = 90_000) -> None:
+        """Describe the cluster; nothing runs until `start`."""
+        self.nodes = [KafkaBroker(node_id=i + 1, ready_timeout_ms=ready_timeout_ms) for i in range(size)]
+
+    @property
+    def bootstrap(self) -> str:
+        """Every node's `host:port`, comma-separated."""
+        return ",".join(n.bootstrap for n in self.nodes if n.bootstrap)
+
+    @property
+    def process(self) -> ManagedProcess | None:
+        """The first node's process (the stack's protocol wants one)."""
+        return self.nodes[0].process
+
+    def endpoints(self) -> Mapping[str, str]:
+        """Where clients reach the cluster."""
+        return {"Kafka bootstrap": self.bootstrap}
+
+    def start(self, workdir: Path) -> None:
+        """Format and start every node; wait until each serves metadata."""
+        voters = ",".join(node.prepare(workdir).voter for node in self.nodes)
+        cluster_id = _new_cluster_id()
+        for node in self.nodes:
+            node.configure(voters, replication=len(self.nodes), cluster_id=cluster_id)
+        for node in self.nodes:
+            node.launch()
+        for node in self.nodes:
+            node.wait_ready()
+
+    def node_by_id(self, node_id: int) -> KafkaBroker:
+        """Return the node with KRaft id `node_id`."""
+        return self.nodes[node_id - 1]
+
+    def stop(self, *, timeout_ms: int = 10_000) -> None:
+        """Stop every node."""
+        for node in self.nodes:
+            node.stop(timeout_ms=timeout_ms)
+
+
+class MetadataProbe:
+    """Ready when the port accepts connections and a Kafka metadata request lists a broker."""
+
+    def __init__(self, port: int, host: str = LOOPBACK) -> None:
+        self._port = port
+        self._host = host
+        self._admin: Admin | None = None
+
+    def __call__(self) -> bool:
+        if not port_accepts(self._port, host=self._host):
+            return False
+        if self._admin is None:
+            self._admin = Admin(f"{self._host}:{self._port}")
+        return self._admin.broker_count(timeout_ms=2_000) > 0
+
+
+def _new_cluster_id() -> str:
+    """A KRaft cluster id: 16 random bytes, base64url without padding (what `random-uuid` prints)."""
+    import base64
+
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+
+
+def _jvm_env() -> dict[str, str]:
+    """Our environment without the variables Kafka's JVM would read instead of our settings."""
+    skip = ("KAFKA_OPTS", "KAFKA_HEAP_OPTS", "KAFKA_JVM_PERFORMANCE_OPTS", "JAVA_TOOL_OPTIONS", "CLASSPATH")
+    return {key: value for key, value in os.environ.items() if key not in skip}
