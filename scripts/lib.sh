@@ -11,8 +11,10 @@ VENV="$REPO_ROOT/.venv"
 # Debian packages the embedded stack needs, as "package:command" (the command tells if it is there).
 # prometheus: tests/api and tests/deploy scrape the services with a real one; it also brings promtool.
 # openjdk-17-jre-headless: PySpark's local mode (the back-fill tests).
+# openjdk-17-jre-headless: also Apache Kafka's broker (and the schema registry) of the embedded stack.
+# maven: fetches those Java programs' jars from Maven Central once (streamjoin.dev.jars).
 # chromium: the console's end-to-end tests (tests/ui) drive it headless with Playwright.
-APT_PACKAGES=("redis-server:redis-server" "prometheus:prometheus" "prometheus:promtool" "openjdk-17-jre-headless:java" "chromium:chromium")
+APT_PACKAGES=("redis-server:redis-server" "prometheus:prometheus" "prometheus:promtool" "openjdk-17-jre-headless:java" "maven:mvn" "chromium:chromium")
 
 if [[ -t 1 ]]; then _BOLD=$'\e[1m'; _RED=$'\e[31m'; _GREEN=$'\e[32m'; _RESET=$'\e[0m'; else _BOLD=; _RED=; _GREEN=; _RESET=; fi
 
@@ -105,11 +107,20 @@ ensure_schema_registry() {
     fi
 }
 
+# The embedded stack's Java programs (Apache Kafka): their jars, resolved from Maven Central once and
+# cached (streamjoin.dev.jars). A failure only warns: the stack then falls back to the Tansu broker.
+ensure_jars() {
+    if ! "$VENV/bin/python" -m streamjoin.dev.fetch_jars kafka; then
+        printf '%swarning: the Java programs could not be fetched (see above); the embedded stack will use Tansu%s\n' "$_RED" "$_RESET" >&2
+    fi
+}
+
 # setup EXTRAS: everything the demo or the tests need, installed when missing.
 setup() {
     cd "$REPO_ROOT"
     ensure_system_packages
     ensure_venv
     install_package "$1"
+    ensure_jars
     if [[ ",$1," == *,dev,* ]]; then ensure_schema_registry; fi
 }

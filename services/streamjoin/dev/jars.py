@@ -4,7 +4,7 @@ Each program is a pom in `streamjoin/dev/maven/<name>.pom.xml` that lists what i
 Kafka's broker, a schema registry). `classpath(name)` runs `mvn dependency:copy-dependencies` on it
 the first time, into `<cache>/jars/<name>-<hash of the pom>/`, and returns that folder; later calls
 return it at once. A changed pom gets a new folder, so an upgrade never mixes two versions' jars.
-The set-up scripts call `python -m streamjoin.dev.jars NAME...` so the first test or demo does not
+The set-up scripts call `python -m streamjoin.dev.fetch_jars NAME...` so the first test or demo does not
 wait for the download.
 
 >>> pom_path("kafka").name
@@ -19,7 +19,6 @@ import hashlib
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -28,6 +27,7 @@ __all__ = [
     "JarsUnavailableError",
     "cache_dir",
     "classpath",
+    "is_cached",
     "java_executable",
     "pom_path",
     "programs",
@@ -80,10 +80,7 @@ def classpath(name: str) -> Path:
         JarsUnavailableError: the jars are not cached and Maven is missing or failed.
     """
     pom = pom_path(name)
-    if not pom.is_file():
-        raise JarsUnavailableError(f"no pom for {name!r} (known: {', '.join(programs())})")
-    digest = hashlib.sha256(pom.read_bytes()).hexdigest()[:12]
-    target = cache_dir() / "jars" / f"{name}-{digest}"
+    target = _cached_folder(name)
     if (target / _DONE_MARKER).is_file():
         return target
     mvn = shutil.which("mvn")
@@ -108,19 +105,15 @@ def classpath(name: str) -> Path:
     return target
 
 
-def main(argv: list[str]) -> int:
-    """Resolve the named programs (all of them without names); print where each one's jars are."""
-    names = argv or programs()
-    status = 0
-    for name in names:
-        try:
-            print(f"{name}: resolving from Maven Central (cached after the first time) ...", flush=True)
-            print(f"{name}: {classpath(name)}")
-        except JarsUnavailableError as error:
-            print(f"{name}: {error}", file=sys.stderr)
-            status = 1
-    return status
+def is_cached(name: str) -> bool:
+    """Whether program `name`'s jars are cached (`classpath` then returns at once)."""
+    return (_cached_folder(name) / _DONE_MARKER).is_file()
 
 
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+def _cached_folder(name: str) -> Path:
+    """Where program `name`'s jars are (or will be) cached: named after a hash of its pom."""
+    pom = pom_path(name)
+    if not pom.is_file():
+        raise JarsUnavailableError(f"no pom for {name!r} (known: {', '.join(programs())})")
+    digest = hashlib.sha256(pom.read_bytes()).hexdigest()[:12]
+    return cache_dir() / "jars" / f"{name}-{digest}"
