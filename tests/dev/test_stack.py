@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -13,6 +14,7 @@ import time
 import uuid
 from pathlib import Path
 
+import httpx
 import pytest
 
 from streamjoin.dev.process import ProcessExitedError
@@ -164,6 +166,47 @@ def test_dev_up_stops_cleanly_on_a_signal(tmp_path: Path, signum: signal.Signals
                 break
         assert processes_with_env(MARKER, marker), "".join(lines)
         dev.send_signal(signum)
+        rest, _ = dev.communicate(timeout=60)
+    finally:
+        dev.kill()
+    assert dev.returncode == 0, "".join(lines) + rest
+    assert "none left running" in rest
+    assert processes_with_env(MARKER, marker) == []
+
+
+@pytest.mark.timeout(240)
+def test_dev_up_starts_a_killed_joiner_again(tmp_path: Path) -> None:
+    """A joiner that dies is started again on its port, as compose or Kubernetes would; the stack
+    keeps running, and still stops cleanly."""
+    marker = uuid.uuid4().hex
+    dev = subprocess.Popen(
+        [str(STREAMJOIN), "dev", "up", "--no-demo"],
+        env=_marked_env(marker, COLUMNS="200"),
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        assert dev.stdout is not None
+        lines = []
+        for line in dev.stdout:
+            lines.append(line)
+            if line.startswith("Running."):
+                break
+        table = "".join(lines)
+        found = re.search(r"Joiner readiness\s*│\s*(http://\S+/readyz)\s*│\s*(\d+)", table)
+        assert found is not None, table
+        ready_url, joiner_pid = found.group(1), int(found.group(2))
+        os.kill(joiner_pid, signal.SIGKILL)
+        for line in dev.stdout:
+            lines.append(line)
+            if "started it again" in line:
+                break
+        assert "joiner exited with code -9; started it again" in lines[-1], "".join(lines)
+        assert httpx.get(ready_url, timeout=5).status_code == 200
+        assert dev.poll() is None, "dev up stopped instead of restarting the joiner"
+        dev.send_signal(signal.SIGINT)
         rest, _ = dev.communicate(timeout=60)
     finally:
         dev.kill()

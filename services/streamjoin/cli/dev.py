@@ -24,6 +24,7 @@ from rich.table import Table
 from streamjoin.dev.procscan import pid_alive
 from streamjoin.dev.stack import EmbeddedStack
 from streamjoin.dev.steps import DevContext, default_steps
+from streamjoin.dev.supervisor import Restart, Supervisor
 from streamjoin.topics import CatalogError, load_catalog
 
 __all__ = ["register", "up"]
@@ -94,7 +95,7 @@ def up(
             console.print(_where_table(stack, context, keep_logs=keep_logs or workdir is not None))
             if not exit_after_check:
                 console.print("[bold]Running.[/] Press Ctrl-C to stop.")
-                _watch(stack)
+                _watch(stack, console)
         except KeyboardInterrupt:
             console.print("\ninterrupted")
         except Exception as exc:
@@ -107,14 +108,19 @@ def up(
         raise typer.Exit(1)
 
 
-def _watch(stack: EmbeddedStack) -> None:
-    """Return never; raise if a service of the stack dies on its own."""
+def _watch(stack: EmbeddedStack, console: Console) -> None:
+    """Return never: start again a service that exits, as compose or Kubernetes would; raise when one
+    cannot come back (Redis, the memory-only Tansu) or keeps dying (docs/embedded-stack.md)."""
+
+    def report(restart: Restart) -> None:
+        console.print(
+            f"[yellow]↻[/] {restart.service} exited with code {restart.exit_code}; started it again"
+        )
+
+    supervisor = Supervisor(stack, on_restart=report)
     while True:
         time.sleep(0.5)
-        dead = stack.dead_services()
-        if dead:
-            tails = "\n".join(f"--- {s.name} log ---\n{s.process.log_tail()}" for s in dead if s.process)
-            raise RuntimeError(f"{', '.join(s.name for s in dead)} exited unexpectedly\n{tails}")
+        supervisor.check()
 
 
 def _stop(stack: EmbeddedStack, console: Console, *, failed: bool) -> None:

@@ -40,6 +40,7 @@ class _ServiceProcess(ProcessService, ABC):
     def __init__(self, env: Mapping[str, str], ready_timeout_ms: int) -> None:
         super().__init__(ready_timeout_ms=ready_timeout_ms)
         self._env = dict(env)
+        self._workdir: Path | None = None
 
     @abstractmethod
     def _argv(self) -> list[str]: ...
@@ -50,6 +51,19 @@ class _ServiceProcess(ProcessService, ABC):
     def start(self, workdir: Path) -> None:
         """Start the process (log under `workdir`) and wait until it reports ready."""
         self.port = free_port()
+        self._workdir = workdir
+        self._launch()
+
+    def restart(self) -> None:
+        """Start the process again on its port (after it exited) and wait until it reports ready."""
+        if self._process is not None:
+            self._process.stop(timeout_ms=0)
+        self._launch()
+
+    def _launch(self) -> None:
+        workdir = self._workdir
+        if workdir is None:
+            raise RuntimeError(f"{self.name} was never started")
         process = ManagedProcess(
             self.name, self._argv(), log_path=workdir / f"{self.name}.log", env={**os.environ, **self._env}
         )
