@@ -130,7 +130,7 @@ class KafkaBroker(ProcessService):
     def __init__(
         self,
         *,
-        ready_timeout_ms: int = 60_000,
+        ready_timeout_ms: int = 120_000,
         host: str = LOOPBACK,
         launcher: Sequence[str] = (),
         config: Mapping[str, str] | None = None,
@@ -195,7 +195,7 @@ class KafkaBroker(ProcessService):
             env=_jvm_env(),
         )
         formatter.start()
-        code = formatter.wait_exit(timeout_ms=60_000)
+        code = formatter.wait_exit(timeout_ms=120_000)
         if code != 0:
             raise RuntimeError(f"formatting Kafka's storage failed ({code}):\n{formatter.log_tail()}")
         self._argv = (*base, "kafka.Kafka", str(properties))

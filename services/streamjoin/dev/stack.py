@@ -105,7 +105,7 @@ class EmbeddedStack:
         self._failed = False
         self.broker_kind = choose_broker(broker)
         self.broker: KafkaBroker | EmbeddedBroker = (
-            KafkaBroker(ready_timeout_ms=max(ready_timeout_ms, 60_000))
+            KafkaBroker(ready_timeout_ms=max(ready_timeout_ms, 120_000))
             if self.broker_kind == "kafka"
             else EmbeddedBroker(ready_timeout_ms=ready_timeout_ms)
         )
