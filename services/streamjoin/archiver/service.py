@@ -30,7 +30,7 @@ from typing import Any, Literal
 from streamjoin.archiver.layout import ArchiveFile, ArchiveLayout
 from streamjoin.archiver.metrics import ArchiverMetrics
 from streamjoin.archiver.writer import ArchiveWriter, PartitionBuffer
-from streamjoin.kafka import Consumer, TopicPartition, reader
+from streamjoin.kafka import Consumer, TopicPartition, partitions_of, reader
 
 __all__ = ["Archiver", "ArchiverConfig", "topics_from"]
 
@@ -124,10 +124,9 @@ class Archiver:
 
     async def _discover(self, consumer: Consumer) -> None:
         """Assign every partition of the configured topics and position the new ones."""
-        await consumer.topics()  # refreshes the metadata
         wanted: list[TopicPartition] = []
         for topic in self.config.topics:
-            partitions = consumer.partitions_for_topic(topic)
+            partitions = await partitions_of(consumer, topic)
             if not partitions:
                 _log.warning("topic %s does not exist (yet); retrying in %.0f s", topic, _DISCOVER_EVERY_S)
                 continue

@@ -26,6 +26,7 @@ __all__ = [
     "end_offsets",
     "new_consumer",
     "partition_counts",
+    "partitions_of",
     "reader",
     "start_consumer",
     "start_offsets",
@@ -154,6 +155,24 @@ async def start_consumer(consumer: Consumer) -> None:
         with contextlib.suppress(Exception, asyncio.CancelledError):
             await consumer.stop()
         raise
+
+
+async def partitions_of(consumer: Consumer, topic: str) -> set[int] | None:
+    """Return the partitions of `topic` from a fresh metadata request (None: no such topic).
+
+    `consumer.topics()` refreshes a *copy* of the metadata and returns only names, and
+    `partitions_for_topic` answers from the client's own cache, which holds only the topics the
+    client tracks: on Apache Kafka a group-less consumer therefore never learns a topic's partitions
+    that way (an embedded broker that answered every metadata request with all topics hid this). The
+    client's full-metadata request is the one place its partitions are read from.
+    """
+    client = getattr(consumer, "_client", None)
+    if client is None:  # not aiokafka's consumer (a test double): its cache is the truth
+        await consumer.topics()
+        return consumer.partitions_for_topic(topic)
+    cluster = await client.fetch_all_metadata()
+    parts: set[int] | None = cluster.partitions_for_topic(topic)
+    return parts
 
 
 async def partition_counts(consumer: Consumer, kafka: KafkaClients, topics: Iterable[str]) -> dict[str, int]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from streamjoin.kafka.connection import KafkaClients
-from streamjoin.kafka.consumer import end_offsets, reader, start_consumer
+from streamjoin.kafka.consumer import end_offsets, partitions_of, reader, start_consumer
 from streamjoin.kafka.producer import new_producer
 from streamjoin.kafka.structs import ConsumedRecord, DeliveredMessage, DeliveryError, TopicPartition
 
@@ -102,8 +102,7 @@ class KeyedLog:
         consumer = reader(self.kafka.bootstrap, options=self.kafka.aiokafka, client_id="streamjoin-log")
         try:
             await start_consumer(consumer)
-            await consumer.topics()
-            parts = consumer.partitions_for_topic(self.topic)
+            parts = await partitions_of(consumer, self.topic)
             if not parts:
                 if not missing_ok:
                     raise LookupError(f"the topic {self.topic!r} does not exist")

@@ -16,7 +16,7 @@ from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from streamjoin.kafka import Consumer, TopicPartition, end_offsets, reader
+from streamjoin.kafka import Consumer, TopicPartition, end_offsets, partitions_of, reader
 
 __all__ = ["ResultEvent", "ResultService", "StartAt"]
 
@@ -111,8 +111,7 @@ class ResultService:
     ) -> list[TopicPartition] | None:
         """Return the topic's partitions, waiting (until the deadline) for it to exist."""
         while True:
-            await consumer.topics()  # refreshes the metadata
-            numbers = consumer.partitions_for_topic(topic)
+            numbers = await partitions_of(consumer, topic)
             if numbers:
                 return [TopicPartition(topic, p) for p in sorted(numbers)]
             if time.monotonic() + 0.5 >= deadline:
