@@ -1,16 +1,14 @@
 """The embedded schema registry (Apicurio Registry) and streamjoin's client against its Confluent API.
 
 The client's three calls (register, schema by id, latest of a subject) and its errors are checked
-against the real registry the `schema_registry` fixture runs, under its `/apis/ccompat/v7` prefix;
-`streamjoin dev up --schema-registry` runs one too and hands its URL to the services.
+against the real registry the `schema_registry` fixture runs, under its `/apis/ccompat/v7` prefix.
+`streamjoin dev up --schema-registry` is run by tests/docs/test_formats_md.py, through the Avro
+walk-through of docs/formats.md.
 """
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 import uuid
 from pathlib import Path
 from typing import Any
@@ -20,12 +18,7 @@ import pytest
 
 from streamjoin.dev import schema_registry as embedded
 from streamjoin.dev.jars import JarsUnavailableError
-from streamjoin.dev.procscan import processes_with_env
-from streamjoin.dev.pytest_plugin import skip_without_schema_registry
 from streamjoin.schema_registry import HttpSchemaRegistry, SchemaNotFound, SchemaRegistryError
-
-STREAMJOIN = Path(sys.executable).with_name("streamjoin")
-MARKER = "STREAMJOIN_TEST_MARKER"
 
 
 def _record(*fields: dict[str, Any]) -> dict[str, Any]:
@@ -87,26 +80,3 @@ def test_a_fetched_folder_without_the_runner_jar_says_so(
     with pytest.raises(JarsUnavailableError, match=r"no \*-runner\.jar"):
         embedded.registry_runner()
     assert "no *-runner.jar" in (embedded.schema_registry_available() or "")
-
-
-@pytest.mark.timeout(300)
-def test_dev_up_with_a_schema_registry_prints_its_url_and_stops_it(tmp_path: Path) -> None:
-    skip_without_schema_registry()
-    marker = uuid.uuid4().hex
-    done = subprocess.run(
-        [str(STREAMJOIN), "dev", "up", "--exit-after-check", "--no-demo", "--schema-registry"],
-        env={**os.environ, MARKER: marker, "COLUMNS": "250"},
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=280,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert re.search(
-        r"started the broker in \d+ ms and Redis in \d+ ms and the schema registry in", done.stdout
-    )
-    url = re.search(r"STREAMJOIN_SCHEMA_REGISTRY_URL=(http://127\.0\.0\.1:\d+/apis/ccompat/v7)", done.stdout)
-    assert url is not None, done.stdout
-    assert re.search(rf"Schema registry \(Confluent API\)\s*│\s*{re.escape(url[1])}", done.stdout)
-    assert "none left running" in done.stdout
-    assert processes_with_env(MARKER, marker) == []
