@@ -16,14 +16,13 @@ import uuid
 from pathlib import Path
 
 import pytest
+from tests.dev.devup import MARKER, output_until_running, start_dev_up
 
 from streamjoin.dev.procscan import processes_with_env
 from streamjoin.dev.pytest_plugin import skip_without_schema_registry
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "formats.md"
 SECTION = "## Avro end to end on the dev stack"
-STREAMJOIN = Path(sys.executable).with_name("streamjoin")
-MARKER = "STREAMJOIN_TEST_MARKER"
 _FENCE = re.compile(r"^```(\w*)\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 # What the page's table shows, the value it shows, and how to find the live one in dev up's table.
 _TABLE = {
@@ -45,16 +44,6 @@ def _walkthrough() -> tuple[list[str], list[str]]:
     return commands, expected
 
 
-def _until_running(dev: subprocess.Popen[str]) -> str:
-    assert dev.stdout is not None
-    lines = []
-    for line in dev.stdout:
-        lines.append(line)
-        if line.startswith("Running."):
-            break
-    return "".join(lines)
-
-
 @pytest.mark.slow
 @pytest.mark.timeout(420)
 def test_the_avro_walkthrough_runs_on_dev_up_with_a_schema_registry(tmp_path: Path) -> None:
@@ -62,16 +51,9 @@ def test_the_avro_walkthrough_runs_on_dev_up_with_a_schema_registry(tmp_path: Pa
     commands, expected = _walkthrough()
     marker = uuid.uuid4().hex
     env = {**os.environ, MARKER: marker, "COLUMNS": "250"}
-    dev = subprocess.Popen(
-        [str(STREAMJOIN), "dev", "up", "--no-demo", "--schema-registry"],
-        env=env,
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    dev = start_dev_up("--no-demo", "--schema-registry", env=env, cwd=tmp_path)
     try:
-        table = _until_running(dev)
+        table = output_until_running(dev)
         assert re.search(
             r"started the broker in \d+ ms and Redis in \d+ ms and the schema registry in", table
         )
