@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-__all__ = ["MARKER", "STREAMJOIN", "output_until_running", "start_dev_up"]
+__all__ = ["MARKER", "STREAMJOIN", "output_until_running", "start_dev_up", "stop_dev_up"]
 
 MARKER = "STREAMJOIN_TEST_MARKER"
 """An environment variable set to a fresh value per test, to find every process the test started."""
@@ -35,3 +36,19 @@ def output_until_running(dev: subprocess.Popen[str]) -> str:
         if line.startswith("Running."):
             break
     return "".join(lines)
+
+
+def stop_dev_up(dev: subprocess.Popen[str], *, timeout_s: float = 60) -> str:
+    """Stop `dev up` as Ctrl-C does, unless it has exited; return the rest of its output.
+
+    Killing it instead would leave its stack running: each service is in a process group of its own.
+    It is killed only if it has not exited within `timeout_s`.
+    """
+    if dev.poll() is None:
+        dev.send_signal(signal.SIGINT)
+    try:
+        rest, _ = dev.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        dev.kill()
+        rest, _ = dev.communicate()
+    return rest

@@ -14,7 +14,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from tests.dev.devup import MARKER, STREAMJOIN, output_until_running, start_dev_up
+from tests.dev.devup import MARKER, STREAMJOIN, output_until_running, start_dev_up, stop_dev_up
 
 from streamjoin.dev.process import ProcessExitedError
 from streamjoin.dev.procscan import group_members, pid_alive, processes_with_env
@@ -152,7 +152,7 @@ def test_dev_up_stops_cleanly_on_a_signal(tmp_path: Path, signum: signal.Signals
         dev.send_signal(signum)
         rest, _ = dev.communicate(timeout=60)
     finally:
-        dev.kill()
+        stop_dev_up(dev)  # after a failure above: stops the stack too, as killing `dev up` would not
     assert dev.returncode == 0, printed + rest
     assert "none left running" in rest
     assert processes_with_env(MARKER, marker) == []

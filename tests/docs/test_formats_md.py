@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import os
 import re
-import signal
 import subprocess
 import sys
 import uuid
 from pathlib import Path
 
 import pytest
-from tests.dev.devup import MARKER, output_until_running, start_dev_up
+from tests.dev.devup import MARKER, output_until_running, start_dev_up, stop_dev_up
 
 from streamjoin.dev.procscan import processes_with_env
 from streamjoin.dev.pytest_plugin import skip_without_schema_registry
@@ -78,10 +77,8 @@ def test_the_avro_walkthrough_runs_on_dev_up_with_a_schema_registry(tmp_path: Pa
         )
         assert ran.returncode == 0, ran.stdout + ran.stderr
         assert ran.stdout.splitlines()[-len(expected) :] == expected, ran.stdout
-        dev.send_signal(signal.SIGINT)
-        rest, _ = dev.communicate(timeout=60)
     finally:
-        dev.kill()
+        rest = stop_dev_up(dev)
     assert dev.returncode == 0, rest
     assert "none left running" in rest
     assert processes_with_env(MARKER, marker) == []
