@@ -13,7 +13,7 @@ ARG PYTHON_IMAGE=python:3.11.11-slim-bookworm
 FROM ${PYTHON_IMAGE} AS build
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
 WORKDIR /src
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md LICENSE ./
 COPY services ./services
 # The archiver needs pyarrow, which pyproject.toml lists only in the `spark` extra (with pyspark, which
 # the services do not need); it is added here until it is a base dependency.

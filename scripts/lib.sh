@@ -11,7 +11,7 @@ VENV="$REPO_ROOT/.venv"
 # Debian packages the embedded stack needs, as "package:command" (the command tells if it is there).
 # prometheus: tests/api and tests/deploy scrape the services with a real one; it also brings promtool.
 # openjdk-17-jre-headless: PySpark's local mode (the back-fill tests).
-# openjdk-17-jre-headless: also Apache Kafka's broker (and the schema registry) of the embedded stack.
+# openjdk-17-jre-headless: also Apache Kafka's broker and the schema registry of the embedded stack.
 # maven: fetches those Java programs' jars from Maven Central once (streamjoin.dev.jars).
 # chromium: the console's end-to-end tests (tests/ui) drive it headless with Playwright.
 APT_PACKAGES=("redis-server:redis-server" "prometheus:prometheus" "prometheus:promtool" "openjdk-17-jre-headless:java" "maven:mvn" "chromium:chromium")
@@ -98,20 +98,12 @@ install_package() {
     echo "$want" >"$stamp"
 }
 
-# The tests' schema registry: the vendored Karapace's own venv (third_party/karapace/README.md), built
-# when missing or when its requirements changed. A failure only warns: the registry fixture then skips
-# the tests that need it, saying why, or fails them in CI.
-ensure_schema_registry() {
-    if ! "$VENV/bin/python" -m streamjoin.dev.karapace_venv >/dev/null; then
-        printf '%swarning: the schema registry venv could not be built (see above)%s\n' "$_RED" "$_RESET" >&2
-    fi
-}
-
-# The embedded stack's Java programs (Apache Kafka): their jars, resolved from Maven Central once and
-# cached (streamjoin.dev.jars). A failure only warns: the stack then falls back to the Tansu broker.
+# The embedded stack's Java programs (Apache Kafka, the schema registry): their jars, resolved from
+# Maven Central once and cached (streamjoin.dev.jars). A failure only warns: the stack then falls back
+# to the Tansu broker, and the tests that need the registry skip saying why (in CI they fail).
 ensure_jars() {
-    if ! "$VENV/bin/python" -m streamjoin.dev.fetch_jars kafka; then
-        printf '%swarning: the Java programs could not be fetched (see above); the embedded stack will use Tansu%s\n' "$_RED" "$_RESET" >&2
+    if ! "$VENV/bin/python" -m streamjoin.dev.fetch_jars kafka schema-registry; then
+        printf '%swarning: the Java programs could not be fetched (see above): the embedded stack will use Tansu, and the schema registry will not run%s\n' "$_RED" "$_RESET" >&2
     fi
 }
 
@@ -122,5 +114,4 @@ setup() {
     ensure_venv
     install_package "$1"
     ensure_jars
-    if [[ ",$1," == *,dev,* ]]; then ensure_schema_registry; fi
 }

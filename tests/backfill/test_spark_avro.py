@@ -1,4 +1,4 @@
-"""The Spark back-fill of a query with Avro inputs, schemas in a real registry (Karapace), vs the oracle.
+"""The Spark back-fill of a query with Avro inputs, schemas in a real registry (Apicurio), vs the oracle.
 
 Inputs `a` and `b` are archived in the Confluent wire format (two writer schemas each, malformed
 records kept as they came); Spark reads their timestamps, the rows history and the join feed with

@@ -16,14 +16,12 @@ from pathlib import Path
 
 import httpx
 import pytest
+from tests.dev.devup import MARKER, STREAMJOIN, output_until_running, start_dev_up, stop_dev_up
 
 from streamjoin.dev.process import ProcessExitedError
 from streamjoin.dev.procscan import group_members, pid_alive, processes_with_env
 from streamjoin.dev.redis_server import REDIS_BIN_ENV
 from streamjoin.dev.stack import EmbeddedStack
-
-MARKER = "STREAMJOIN_TEST_MARKER"
-STREAMJOIN = Path(sys.executable).with_name("streamjoin")
 
 # A test module run by a pytest subprocess: it records the stack's pids, then fails or hangs.
 INNER_TEST = """
@@ -149,27 +147,15 @@ def test_dev_up_exit_after_check(tmp_path: Path) -> None:
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_dev_up_stops_cleanly_on_a_signal(tmp_path: Path, signum: signal.Signals) -> None:
     marker = uuid.uuid4().hex
-    dev = subprocess.Popen(
-        [str(STREAMJOIN), "dev", "up"],
-        env=_marked_env(marker, COLUMNS="200"),
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    dev = start_dev_up(env=_marked_env(marker, COLUMNS="200"), cwd=tmp_path)
     try:
-        assert dev.stdout is not None
-        lines = []
-        for line in dev.stdout:
-            lines.append(line)
-            if line.startswith("Running."):
-                break
-        assert processes_with_env(MARKER, marker), "".join(lines)
+        printed = output_until_running(dev)
+        assert processes_with_env(MARKER, marker), printed
         dev.send_signal(signum)
         rest, _ = dev.communicate(timeout=60)
     finally:
-        dev.kill()
-    assert dev.returncode == 0, "".join(lines) + rest
+        stop_dev_up(dev)  # after a failure above: stops the stack too, as killing `dev up` would not
+    assert dev.returncode == 0, printed + rest
     assert "none left running" in rest
     assert processes_with_env(MARKER, marker) == []
 

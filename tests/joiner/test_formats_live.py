@@ -1,4 +1,4 @@
-"""Avro inputs and output through the real broker, Redis and a real schema registry (Karapace).
+"""Avro inputs and output through the real broker, Redis and a real schema registry (Apicurio Registry).
 
 Streams `a` and `b` are Avro (Confluent wire format), `c` stays JSON; the output is Avro flat rows
 under `<output>-value`, and the worker is SIGKILLed and restarted three times. Half-way, the

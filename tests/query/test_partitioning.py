@@ -319,6 +319,23 @@ def test_internal_topic_names_do_not_collide_after_sanitising() -> None:
 # -- the partitioner -----------------------------------------------------------------------------
 
 
+# Kafka's own vectors: UtilsTest.testMurmur2 in github.com/apache/kafka,
+# clients/src/test/java/org/apache/kafka/common/utils/UtilsTest.java (Java ints, so signed).
+KAFKA_MURMUR2_VECTORS = {
+    b"21": -973932308,
+    b"foobar": -790332482,
+    b"a-little-bit-long-string": -985981536,
+    b"a-little-bit-longer-string": -1486304829,
+    b"lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8": -58897971,
+    b"abc": 479470107,
+}
+
+
+@pytest.mark.parametrize(("data", "signed"), KAFKA_MURMUR2_VECTORS.items())
+def test_murmur2_gives_kafkas_published_values(data: bytes, signed: int) -> None:
+    assert murmur2(data) == signed & 0xFFFFFFFF
+
+
 @given(st.binary(max_size=64))
 @settings(max_examples=500, deadline=None)
 def test_murmur2_is_kafkas(data: bytes) -> None:

@@ -23,7 +23,14 @@ def task_keys(tasks: int) -> list[int]:
 
 
 def spark_hash_long(value: int, seed: int = 42) -> int:
-    """Return Spark's `hash()` of a long: Murmur3 x86 32-bit, seed 42 (as `HashPartitioning` uses)."""
+    """Return Spark's `hash()` of a long: Murmur3 x86 32-bit, seed 42 (as `HashPartitioning` uses).
+
+    Defined by `org.apache.spark.unsafe.hash.Murmur3_x86_32.hashLong` (github.com/apache/spark,
+    common/unsafe/src/main/java/org/apache/spark/unsafe/hash/Murmur3_x86_32.java): Austin
+    Appleby's MurmurHash3_x86_32 (https://github.com/aappleby/smhasher, src/MurmurHash3.cpp) of the
+    long's 8 little-endian bytes, as a signed int. Checked against the values of Spark's
+    `Murmur3_x86_32Suite.testKnownLongInputs` (tests/backfill/test_spark_hash.py).
+    """
 
     def mix_k1(k1: int) -> int:
         k1 = (k1 * 0xCC9E2D51) & 0xFFFFFFFF

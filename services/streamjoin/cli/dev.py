@@ -1,9 +1,9 @@
 """`streamjoin dev up`: the whole product on a laptop, on the embedded broker and Redis.
 
-Starts the stack, runs the steps of `streamjoin.dev.steps` (create the topics, round-trip a record
-through the broker and Redis, start the control plane and a joiner, and, unless `--no-demo`, run
-the demo),
-prints where everything runs, then waits for Ctrl-C or SIGTERM and stops everything.
+Starts the stack (with `--schema-registry`, also a schema registry, whose URL the control plane
+and the joiner are given), runs the steps of `streamjoin.dev.steps` (create the topics, round-trip a
+record through the broker and Redis, start the control plane and a joiner, and, unless `--no-demo`,
+run the demo), prints where everything runs, then waits for Ctrl-C or SIGTERM and stops everything.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from streamjoin.dev.process import ProcessService
 from streamjoin.dev.procscan import pid_alive
 from streamjoin.dev.stack import EmbeddedStack
 from streamjoin.dev.steps import DevContext, default_steps
@@ -65,6 +66,14 @@ def up(
             "joiner included, nothing registered).",
         ),
     ] = True,
+    schema_registry: Annotated[
+        bool,
+        typer.Option(
+            "--schema-registry",
+            help="Also run a schema registry (Apicurio Registry, Confluent API) for Avro streams and "
+            "outputs; the services get its URL (docs/formats.md).",
+        ),
+    ] = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log debug details.")] = False,
 ) -> None:
     """Start the embedded stack, check it end to end, show where it runs; stop on Ctrl-C."""
@@ -77,16 +86,15 @@ def up(
     except CatalogError as exc:
         console.print(f"[red]✗[/] {exc}")
         raise typer.Exit(2) from exc
-    stack = EmbeddedStack(workdir=workdir, keep_workdir=keep_logs)
+    stack = EmbeddedStack(workdir=workdir, keep_workdir=keep_logs, schema_registry=schema_registry)
     failed = False
     with _signals_interrupt():
         try:
-            with console.status("starting the broker and Redis"):
+            base = _base_services(stack)
+            with console.status(f"starting {' and '.join(what for what, _ in base)}"):
                 stack.start()
-            console.print(
-                f"[green]✓[/] started the broker in {stack.broker.ready_ms} ms "
-                f"and Redis in {stack.redis.ready_ms} ms"
-            )
+            started = " and ".join(f"{what} in {service.ready_ms} ms" for what, service in base)
+            console.print(f"[green]✓[/] started {started}")
             context = DevContext(stack, catalog)
             for step in default_steps(demo=demo):
                 with console.status(f"{step.title}…"):
@@ -106,6 +114,14 @@ def up(
             _stop(stack, console, failed=failed)
     if failed:
         raise typer.Exit(1)
+
+
+def _base_services(stack: EmbeddedStack) -> list[tuple[str, ProcessService]]:
+    """What the stack starts before the steps, named for the console."""
+    services: list[tuple[str, ProcessService]] = [("the broker", stack.broker), ("Redis", stack.redis)]
+    if stack.schema_registry is not None:
+        services.append(("the schema registry", stack.schema_registry))
+    return services
 
 
 def _watch(stack: EmbeddedStack, console: Console) -> None:
@@ -166,8 +182,9 @@ def _where_table(stack: EmbeddedStack, context: DevContext, *, keep_logs: bool) 
     for label, address in context.where:
         table.add_row(label, address, "")
     env = stack.settings().as_env()
-    for name in ("STREAMJOIN_KAFKA_BOOTSTRAP", "STREAMJOIN_REDIS_URL"):
-        table.add_row("environment", f"{name}={env[name]}", "")
+    for name in ("STREAMJOIN_KAFKA_BOOTSTRAP", "STREAMJOIN_REDIS_URL", "STREAMJOIN_SCHEMA_REGISTRY_URL"):
+        if name in env:  # the registry's: the stack's, else the one the environment names, else none
+            table.add_row("environment", f"{name}={env[name]}", "")
     fate = "kept at exit" if keep_logs else "removed at exit; --keep-logs keeps it"
     table.add_row("logs", f"{stack.workdir} ({fate})", "")
     return table

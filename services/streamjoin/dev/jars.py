@@ -1,9 +1,11 @@
 """Java programs of the embedded stack, resolved from Maven Central once and cached.
 
 Each program is a pom in `streamjoin/dev/maven/<name>.pom.xml` that lists what it needs (Apache
-Kafka's broker, a schema registry). `classpath(name)` runs `mvn dependency:copy-dependencies` on it
-the first time, into `<cache>/jars/<name>-<hash of the pom>/`, and returns that folder; later calls
-return it at once. A changed pom gets a new folder, so an upgrade never mixes two versions' jars.
+Kafka's broker, a schema registry). `classpath(name)` runs `mvn validate dependency:copy-dependencies`
+on it the first time, into `<cache>/jars/<name>-<hash of the pom>/`, and returns that folder; later
+calls return it at once. A changed pom gets a new folder, so an upgrade never mixes two versions' jars.
+A program that is not a set of dependencies binds its own fetching to the `validate` phase, writing
+to the same `outputDirectory`: the schema registry unpacks its published distribution archive there.
 The set-up scripts call `python -m streamjoin.dev.fetch_jars NAME...` so the first test or demo does not
 wait for the download.
 
@@ -89,13 +91,13 @@ def classpath(name: str) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     # Resolved into a scratch folder and renamed: two processes resolving at once never see half a set.
     scratch = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=target.parent))
-    argv = [mvn, "-q", "-B", "-f", str(pom), "dependency:copy-dependencies",
-            "-DincludeScope=runtime", f"-DoutputDirectory={scratch}"]  # fmt: skip
+    goals = ("validate", "dependency:copy-dependencies")
+    argv = [mvn, "-q", "-B", "-f", str(pom), *goals, "-DincludeScope=runtime", f"-DoutputDirectory={scratch}"]
     completed = subprocess.run(argv, capture_output=True, text=True, check=False)
     if completed.returncode != 0:
         shutil.rmtree(scratch, ignore_errors=True)
         tail = "\n".join((completed.stdout + completed.stderr).splitlines()[-20:])
-        raise JarsUnavailableError(f"{name}: `mvn dependency:copy-dependencies` failed:\n{tail}")
+        raise JarsUnavailableError(f"{name}: `mvn {' '.join(goals)}` failed:\n{tail}")
     (scratch / _DONE_MARKER).write_text(pom.read_text())
     try:
         scratch.rename(target)

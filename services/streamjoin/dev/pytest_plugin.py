@@ -10,7 +10,7 @@ Fixtures (one stack per test session, i.e. per xdist worker, so parallel runs ne
   `redis+cluster://127.0.0.1:PORT`; `redis_cluster_nodes`: its `EmbeddedRedisCluster` (kill a node).
 - `any_redis`: parametrized: the embedded Redis URL, then the cluster's (tests run on both).
 - `make_topic`: a factory creating a fresh, uniquely named topic: `make_topic("orders", partitions=4)`.
-- `schema_registry`: the URL of a real schema registry (the vendored Karapace) on the broker.
+- `schema_registry`: the Confluent API URL of a real schema registry (Apicurio Registry, in memory).
 
 Tests using any of them are marked `integration` automatically. The stack is stopped at the end of the
 session, also when a test fails, on Ctrl-C and on SIGTERM; nothing is left running.
@@ -29,13 +29,7 @@ from types import FrameType, MappingProxyType
 import pytest
 
 from streamjoin.dev.redis_cluster import EmbeddedRedisCluster
-from streamjoin.dev.schema_registry import (
-    KARAPACE_PYTHON_ENV,
-    EmbeddedSchemaRegistry,
-    KarapaceRuntime,
-    KarapaceUnavailableError,
-    find_karapace,
-)
+from streamjoin.dev.schema_registry import EmbeddedSchemaRegistry, schema_registry_available
 from streamjoin.dev.stack import EmbeddedStack
 from streamjoin.topics import TopicCatalog, TopicSpec, create_topics, load_catalog
 
@@ -50,6 +44,7 @@ __all__ = [
     "redis_cluster_nodes",
     "redis_server",
     "schema_registry",
+    "skip_without_schema_registry",
 ]
 
 INTEGRATION_FIXTURES = frozenset(
@@ -105,28 +100,32 @@ def embedded_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Embedde
         yield stack
 
 
-def _karapace_or_skip() -> KarapaceRuntime:
-    """How to run the registry; skips the test saying why it cannot run, or fails it in CI."""
-    try:
-        return find_karapace()
-    except KarapaceUnavailableError as error:
-        reason = f"no schema registry to run (docs/formats.md; ${KARAPACE_PYTHON_ENV} overrides): {error}"
+def skip_without_schema_registry() -> None:
+    """Skip the test saying why no schema registry can run here (no Java, no Maven and no cached
+    jars), or fail it in CI, where one must run."""
+    why_not = schema_registry_available()
+    if why_not is None:
+        return
+    reason = f"no schema registry can run here (docs/embedded-stack.md): {why_not}"
     if os.environ.get("CI", "").lower() == "true":
         pytest.fail(reason, pytrace=False)
     pytest.skip(reason)
 
 
 @pytest.fixture(scope="session")
-def schema_registry(embedded_stack: EmbeddedStack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A real schema registry (Karapace, vendored; its venv built on first use) on the embedded broker:
-    its URL. Where it cannot run, skipped with the reason, except in CI (`CI=true`), where that fails."""
-    registry = EmbeddedSchemaRegistry(_karapace_or_skip())
-    try:
-        registry.start(tmp_path_factory.mktemp("schema-registry"), embedded_stack.bootstrap)
-        assert registry.url is not None
-        yield registry.url
-    finally:
-        registry.stop()
+def schema_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real schema registry (Apicurio Registry, its schemas in memory; its jars fetched from Maven
+    Central on first use): its Confluent API URL, `http://127.0.0.1:PORT/apis/ccompat/v7`. Where it
+    cannot run, skipped with the reason, except in CI (`CI=true`), where that fails."""
+    skip_without_schema_registry()
+    registry = EmbeddedSchemaRegistry()
+    with _sigterm_interrupts():
+        try:
+            registry.start(tmp_path_factory.mktemp("schema-registry"))
+            assert registry.url is not None
+            yield registry.url
+        finally:
+            registry.stop()
 
 
 @pytest.fixture(scope="session")

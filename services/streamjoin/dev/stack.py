@@ -1,4 +1,5 @@
-"""The embedded stack: the broker and Redis, plus any service added later, started and stopped as one.
+"""The embedded stack: the broker and Redis (and, on request, a schema registry), plus any service
+added later, started and stopped as one.
 
 Services start in the order they were added and stop in reverse order; stopping always stops every
 service, whatever fails on the way, so nothing is left running.
@@ -25,6 +26,7 @@ from streamjoin.dev.broker import EmbeddedBroker
 from streamjoin.dev.kafka_broker import KafkaBroker, kafka_available
 from streamjoin.dev.process import ManagedProcess
 from streamjoin.dev.redis_server import EmbeddedRedis
+from streamjoin.dev.schema_registry import EmbeddedSchemaRegistry
 from streamjoin.settings import Settings, load_settings
 
 __all__ = ["BROKER_ENV", "BrokerKind", "EmbeddedService", "EmbeddedStack", "choose_broker"]
@@ -87,6 +89,7 @@ class EmbeddedStack:
         ready_timeout_ms: int = 30_000,
         stop_timeout_ms: int = 10_000,
         broker: BrokerKind | None = None,
+        schema_registry: bool = False,
     ) -> None:
         """Describe the stack; nothing runs until `start` (or `with`).
 
@@ -97,6 +100,7 @@ class EmbeddedStack:
             ready_timeout_ms: how long each service may take to become ready.
             stop_timeout_ms: how long each service has to exit after SIGTERM before it is killed.
             broker: "kafka" (Apache Kafka) or "tansu"; None: `choose_broker()`.
+            schema_registry: also run a schema registry (Apicurio Registry), after Redis.
         """
         self._workdir_arg = workdir
         self._keep_workdir = keep_workdir
@@ -110,7 +114,10 @@ class EmbeddedStack:
             else EmbeddedBroker(ready_timeout_ms=ready_timeout_ms)
         )
         self.redis = EmbeddedRedis(ready_timeout_ms=ready_timeout_ms)
+        self.schema_registry = EmbeddedSchemaRegistry() if schema_registry else None
         self._services: list[EmbeddedService] = [self.broker, self.redis]
+        if self.schema_registry is not None:
+            self._services.append(self.schema_registry)
         self._started: list[EmbeddedService] = []
         self._running = False
 
@@ -136,12 +143,19 @@ class EmbeddedStack:
         return self.redis.url
 
     @property
+    def schema_registry_url(self) -> str | None:
+        """The schema registry's Confluent API URL; None when the stack runs none."""
+        return self.schema_registry.url if self.schema_registry is not None else None
+
+    @property
     def services(self) -> tuple[EmbeddedService, ...]:
         """Every service, in start order."""
         return tuple(self._services)
 
     def settings(self, **flags: object) -> Settings:
         """Return the settings a service of this stack runs with (flags override)."""
+        if self.schema_registry_url is not None:
+            flags = {"schema_registry_url": self.schema_registry_url, **flags}
         return load_settings(kafka_bootstrap=self.bootstrap, redis_url=self.redis_url, **flags)
 
     def start(self) -> None:

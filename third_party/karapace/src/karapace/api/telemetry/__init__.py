@@ -1,4 +1,0 @@
-"""
-Copyright (c) 2024 Aiven Ltd
-See LICENSE for details
-"""
