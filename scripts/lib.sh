@@ -101,17 +101,20 @@ install_package() {
 # The embedded stack's Java programs (Apache Kafka, the schema registry): their jars, resolved from
 # Maven Central once and cached (streamjoin.dev.jars). A failure only warns: the stack then falls back
 # to the Tansu broker, and the tests that need the registry skip saying why (in CI they fail).
+# ensure_jars PROGRAM...: the demo fetches Kafka only (`dev up --schema-registry` fetches the registry
+# on first use); the tests fetch both.
 ensure_jars() {
-    if ! "$VENV/bin/python" -m streamjoin.dev.fetch_jars kafka schema-registry; then
+    if ! "$VENV/bin/python" -m streamjoin.dev.fetch_jars "$@"; then
         printf '%swarning: the Java programs could not be fetched (see above): the embedded stack will use Tansu, and the schema registry will not run%s\n' "$_RED" "$_RESET" >&2
     fi
 }
 
-# setup EXTRAS: everything the demo or the tests need, installed when missing.
+# setup EXTRAS [JAVA_PROGRAM...]: everything the demo or the tests need, installed when missing.
 setup() {
     cd "$REPO_ROOT"
     ensure_system_packages
     ensure_venv
     install_package "$1"
-    ensure_jars
+    shift
+    ensure_jars "${@:-kafka}"
 }
