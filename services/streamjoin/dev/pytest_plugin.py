@@ -11,6 +11,9 @@ Fixtures (one stack per test session, i.e. per xdist worker, so parallel runs ne
 - `any_redis`: parametrized: the embedded Redis URL, then the cluster's (tests run on both).
 - `make_topic`: a factory creating a fresh, uniquely named topic: `make_topic("orders", partitions=4)`.
 - `schema_registry`: the URL of a real schema registry (the vendored Karapace) on the broker.
+- `secured_kafka`: a second Apache Kafka node that requires SASL/SCRAM logins and ACLs
+  (`streamjoin.dev.kafka_security`): its bootstrap and the users `admin` (super user), `streamjoin`
+  and `other` (no ACL is created: a test grants what it needs as the admin).
 
 Tests using any of them are marked `integration` automatically. The stack is stopped at the end of the
 session, also when a test fails, on Ctrl-C and on SIGTERM; nothing is left running.
@@ -25,9 +28,12 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from types import FrameType, MappingProxyType
+from typing import NoReturn
 
 import pytest
 
+from streamjoin.dev.kafka_broker import KafkaBroker, kafka_available
+from streamjoin.dev.kafka_security import KafkaSecurity, SecuredKafka
 from streamjoin.dev.redis_cluster import EmbeddedRedisCluster
 from streamjoin.dev.schema_registry import (
     KARAPACE_PYTHON_ENV,
@@ -50,6 +56,7 @@ __all__ = [
     "redis_cluster_nodes",
     "redis_server",
     "schema_registry",
+    "secured_kafka",
 ]
 
 INTEGRATION_FIXTURES = frozenset(
@@ -63,6 +70,7 @@ INTEGRATION_FIXTURES = frozenset(
         "redis_cluster_nodes",
         "any_redis",
         "schema_registry",
+        "secured_kafka",
     }
 )
 
@@ -105,15 +113,21 @@ def embedded_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Embedde
         yield stack
 
 
+def _skip_or_fail(reason: str) -> NoReturn:
+    """Skip the test saying why it cannot run here, or fail it in CI (`CI=true`)."""
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(reason, pytrace=False)
+    pytest.skip(reason)
+
+
 def _karapace_or_skip() -> KarapaceRuntime:
     """How to run the registry; skips the test saying why it cannot run, or fails it in CI."""
     try:
         return find_karapace()
     except KarapaceUnavailableError as error:
-        reason = f"no schema registry to run (docs/formats.md; ${KARAPACE_PYTHON_ENV} overrides): {error}"
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(reason, pytrace=False)
-    pytest.skip(reason)
+        _skip_or_fail(
+            f"no schema registry to run (docs/formats.md; ${KARAPACE_PYTHON_ENV} overrides): {error}"
+        )
 
 
 @pytest.fixture(scope="session")
@@ -127,6 +141,23 @@ def schema_registry(embedded_stack: EmbeddedStack, tmp_path_factory: pytest.Temp
         yield registry.url
     finally:
         registry.stop()
+
+
+@pytest.fixture(scope="session")
+def secured_kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecuredKafka]:
+    """An Apache Kafka node with SASL/SCRAM and ACLs (users admin, streamjoin, other), once per session."""
+    why_not = kafka_available()
+    if why_not is not None:
+        _skip_or_fail(f"Apache Kafka cannot run here: {why_not}")
+    security = KafkaSecurity.generate("streamjoin", "other")
+    broker = KafkaBroker(security=security, ready_timeout_ms=180_000)  # a shared machine: slow starts
+    with _sigterm_interrupts():
+        try:
+            broker.start(tmp_path_factory.mktemp("secured-kafka"))
+            assert broker.bootstrap is not None
+            yield SecuredKafka(broker.bootstrap, security)
+        finally:
+            broker.stop()
 
 
 @pytest.fixture(scope="session")
