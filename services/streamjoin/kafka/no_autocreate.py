@@ -32,9 +32,8 @@ class NoAutoCreateMetadataRequest(MetadataRequest):  # type: ignore[misc]
     ) -> None:
         """Ask for `topics` (None, and the bootstrap's `[]`: every topic) without creating them."""
         every = topics is None or len(topics) == 0
-        super().__init__(
-            None if every else topics, False if allow_auto_topic_creation is None else allow_auto_topic_creation
-        )
+        create = False if allow_auto_topic_creation is None else allow_auto_topic_creation
+        super().__init__(None if every else topics, create)
 
 
 # aiokafka's client builds its metadata requests from this module-level name (_metadata_update).
