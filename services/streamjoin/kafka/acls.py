@@ -13,7 +13,7 @@ whose authorizer denies what no ACL allows (`allow.everyone.if.no.acl.found=fals
 - its **output and dead-letter topics**: write and describe (the joiners, the back-fill), read (the
   control plane's results endpoint), create (the joiners create a query's output if missing);
 - its **consumer group** (the joiners' Faust group): read, describe;
-- the **cluster**: idempotent write (every producer is idempotent).
+- the **cluster**: idempotent write (the joiners' and the back-fill's producers are idempotent).
 
 No transactional id: the joiners write exactly once through their idempotent producers and their
 Redis checkpoints, not Kafka transactions (docs/exactly-once.md).
