@@ -15,8 +15,8 @@ The node's own connections authenticate as the admin too, without TLS on loopbac
   user, and on PLAINTEXT that principal is `User:ANONYMOUS`, i.e. anyone reaching the port.
   PLAIN sends the admin's password in clear over loopback; SCRAM never sends a password.
 
-The configuration file and the format command hold the passwords: the node's folder is private to
-its user, and this is for tests and laptops only (production brokers: docs/deploy.md).
+The configuration file (readable by its owner only) and the format command's arguments hold the
+passwords: this is for tests and laptops (production brokers: docs/deploy.md, "Kafka security").
 
 >>> security = KafkaSecurity.generate("streamjoin")
 >>> security.user("streamjoin").principal
