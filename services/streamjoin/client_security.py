@@ -37,6 +37,7 @@ __all__ = [
     "jaas_config",
     "kafka_ssl_context",
     "librdkafka_options",
+    "librdkafka_sasl",
     "redis_options",
     "spark_kafka_options",
 ]
@@ -105,11 +106,9 @@ def librdkafka_options(settings: Settings) -> dict[str, str]:
     options: dict[str, str] = {"security.protocol": protocol}
     if _uses_sasl(settings):
         options.update(
-            {
-                "sasl.mechanisms": str(settings.kafka_sasl_mechanism),
-                "sasl.username": str(settings.kafka_sasl_username),
-                "sasl.password": _password(settings),
-            }
+            librdkafka_sasl(
+                str(settings.kafka_sasl_mechanism), str(settings.kafka_sasl_username), _password(settings)
+            )
         )
     if _uses_tls(settings):
         for key, path in (
@@ -120,6 +119,11 @@ def librdkafka_options(settings: Settings) -> dict[str, str]:
             if path is not None:
                 options[key] = str(path)
     return options
+
+
+def librdkafka_sasl(mechanism: str, username: str, password: str) -> dict[str, str]:
+    """Return librdkafka's SASL login properties (with `security.protocol` SASL_PLAINTEXT or SASL_SSL)."""
+    return {"sasl.mechanisms": mechanism, "sasl.username": username, "sasl.password": password}
 
 
 def jaas_config(mechanism: str, username: str, password: str) -> str:

@@ -99,6 +99,10 @@ class Settings(BaseSettings):
     kafka_tls_key_file: FilePath | None = Field(
         default=None, description="PEM private key (unencrypted PKCS#8) of the client certificate."
     )
+    kafka_allow_plaintext: bool = Field(
+        default=False,
+        description="Production mode only: accept a PLAINTEXT (unencrypted, unauthenticated) Kafka link.",
+    )
     redis_max_connections: int = Field(
         default=256,
         gt=0,
@@ -191,6 +195,13 @@ class Settings(BaseSettings):
         extra = [_env(name) for name in tls if getattr(self, name) is not None]
         if extra and protocol not in _TLS_PROTOCOLS:
             raise ValueError(f"{', '.join(extra)} given, but {given} does not use TLS (use SSL or SASL_SSL)")
+        if self.production and protocol == "PLAINTEXT" and not self.kafka_allow_plaintext:
+            raise ValueError(
+                f"production mode refuses a plaintext, unauthenticated Kafka connection ({given}): use "
+                "SASL_SSL, SASL_PLAINTEXT or SSL with their STREAMJOIN_KAFKA_SASL_* / STREAMJOIN_KAFKA_TLS_* "
+                '(docs/deploy.md, "Kafka security"), or set '
+                f"{_env('kafka_allow_plaintext')}=true to accept it"
+            )
         if self.redis_tls_ca_file is not None and not self.redis_url.startswith(
             ("rediss://", "rediss+cluster://")
         ):

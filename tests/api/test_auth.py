@@ -59,11 +59,14 @@ def test_without_a_token_writes_are_open_in_development(start_api: StartApi) -> 
 
 
 def test_production_refuses_to_start_without_a_token() -> None:
+    plaintext = {
+        "kafka_allow_plaintext": True
+    }  # production's other refusal (tests/test_settings_production.py)
     with pytest.raises(ConfigurationError, match="STREAMJOIN_API_TOKEN"):
-        create_app(load_api_settings(production=True))
+        create_app(load_api_settings(production=True, **plaintext))
     with pytest.raises(ConfigurationError, match="STREAMJOIN_API_TOKEN"):
         create_app(load_api_settings(api_read_token_required=True))
-    create_app(load_api_settings(production=True, api_token="secret"))  # fine with one
+    create_app(load_api_settings(production=True, api_token="secret", **plaintext))  # fine with one
 
 
 def test_binds_loopback_by_default() -> None:

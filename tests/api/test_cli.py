@@ -68,7 +68,7 @@ def test_serves_and_stops_on_sigterm(redis_server: str, kafka_broker: str, tmp_p
 def test_production_without_a_token_refuses_to_start() -> None:
     done = subprocess.run(
         [*STREAMJOIN, "api"],
-        env=_env(STREAMJOIN_PRODUCTION="true"),
+        env=_env(STREAMJOIN_PRODUCTION="true", STREAMJOIN_KAFKA_ALLOW_PLAINTEXT="true"),
         capture_output=True,
         text=True,
         timeout=60,

@@ -231,7 +231,12 @@ def test_dockerfile_pins_its_base_image_and_copies_what_exists() -> None:
     assert 'CMD ["streamjoin", "--help"]' in text
 
 
-SECRETS = {"STREAMJOIN_API_TOKEN": "pw", "REDIS_PASSWORD": "pw", "GRAFANA_ADMIN_PASSWORD": "pw"}
+SECRETS = {
+    "STREAMJOIN_API_TOKEN": "pw",
+    "STREAMJOIN_KAFKA_SASL_PASSWORD": "pw",
+    "REDIS_PASSWORD": "pw",
+    "GRAFANA_ADMIN_PASSWORD": "pw",
+}
 """Values for the variables the compose file requires (tests only)."""
 
 _VARIABLE = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?])([^}]*))?\}")

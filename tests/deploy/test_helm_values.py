@@ -33,7 +33,7 @@ BAD_VALUES = [
     ("redis URL with a password", {"redis": {"url": "redis://:pw@r:6379/0"}}, r"at '/redis/url'"),
     ("a misspelt key", {"joiner": {"replica": 3}}, r"additional properties 'replica' not allowed"),
     ("a moving digest", {"image": {"digest": "latest"}}, r"at '/image/digest'"),
-    ("SASL without a user", {"kafka": {"sasl": {"enabled": True}}}, r"at '/kafka/sasl/username': minLength"),
+    ("SASL without a user", {"kafka": {"sasl": {"username": ""}}}, r"at '/kafka/sasl/username': minLength"),
     ("unknown SASL mechanism", {"kafka": {"sasl": {"mechanism": "MD5"}}}, r"at '/kafka/sasl/mechanism'"),
     (
         "a topic without partitions",

@@ -143,16 +143,38 @@ In-cluster: the Bitnami chart's own Secret; else the inline password's; else red
 {{- if .Values.auth.existingSecret }}{{ .Values.auth.existingSecretKey }}{{ else }}api-token{{ end }}
 {{- end }}
 
+{{/*
+The Secret and key of the SASL password: yours (kafka.sasl.existingSecret), the in-cluster Bitnami
+chart's (its user passwords; with one client user, `client-passwords` is that user's password), or
+the chart's own (templates/secret-kafka.yaml: the inline password, else a generated one).
+*/}}
 {{- define "streamjoin.kafkaPasswordSecret" -}}
 {{- if .Values.kafka.sasl.existingSecret }}
 {{- .Values.kafka.sasl.existingSecret }}
+{{- else if .Values.kafkaInCluster.enabled }}
+{{- printf "%s-user-passwords" (include "streamjoin.dependencyFullname" (dict "ctx" . "name" .Values.kafkaInCluster.nameOverride)) }}
 {{- else }}
 {{- printf "%s-kafka-sasl" (include "streamjoin.fullname" .) }}
 {{- end }}
 {{- end }}
 
 {{- define "streamjoin.kafkaPasswordKey" -}}
-{{- if .Values.kafka.sasl.existingSecret }}{{ .Values.kafka.sasl.existingSecretPasswordKey }}{{ else }}password{{ end }}
+{{- if .Values.kafka.sasl.existingSecret }}{{ .Values.kafka.sasl.existingSecretPasswordKey }}
+{{- else if .Values.kafkaInCluster.enabled }}client-passwords
+{{- else }}password{{ end }}
+{{- end }}
+
+{{/* The SASL user name: the in-cluster Bitnami chart's first client user, else kafka.sasl.username. */}}
+{{- define "streamjoin.kafkaUsername" -}}
+{{- if .Values.kafkaInCluster.enabled }}
+{{- $users := ((.Values.kafkaInCluster.sasl).client).users | default list }}
+{{- if ne (len $users) 1 }}
+{{- fail "kafkaInCluster.sasl.client.users must name exactly one user: streamjoin logs in as it" }}
+{{- end }}
+{{- first $users }}
+{{- else }}
+{{- .Values.kafka.sasl.username }}
+{{- end }}
 {{- end }}
 
 {{/*
@@ -253,11 +275,17 @@ them, and the topic Job (a hook that can run before the ConfigMap exists) gets t
 {{- else if .Values.kafka.tls.enabled }}{{ $protocol = "SSL" }}
 {{- else if .Values.kafka.sasl.enabled }}{{ $protocol = "SASL_PLAINTEXT" }}
 {{- end }}
+{{- if and .Values.production (eq $protocol "PLAINTEXT") (not .Values.kafka.allowPlaintext) }}
+{{- fail "production: true refuses a plaintext, unauthenticated Kafka connection: enable kafka.sasl and/or kafka.tls, or set kafka.allowPlaintext=true to accept it" }}
+{{- end }}
 STREAMJOIN_KAFKA_BOOTSTRAP: {{ include "streamjoin.kafkaBootstrap" . | quote }}
 STREAMJOIN_KAFKA_SECURITY_PROTOCOL: {{ $protocol | quote }}
 {{- if .Values.kafka.sasl.enabled }}
 STREAMJOIN_KAFKA_SASL_MECHANISM: {{ .Values.kafka.sasl.mechanism | quote }}
-STREAMJOIN_KAFKA_SASL_USERNAME: {{ .Values.kafka.sasl.username | quote }}
+STREAMJOIN_KAFKA_SASL_USERNAME: {{ include "streamjoin.kafkaUsername" . | quote }}
+{{- end }}
+{{- if .Values.kafka.allowPlaintext }}
+STREAMJOIN_KAFKA_ALLOW_PLAINTEXT: "true"
 {{- end }}
 {{- if and .Values.kafka.tls.enabled .Values.kafka.tls.existingSecret }}
 STREAMJOIN_KAFKA_TLS_CA_FILE: {{ printf "/etc/streamjoin/kafka-tls/%s" .Values.kafka.tls.caKey | quote }}

@@ -6,7 +6,7 @@ at import. `check_api_settings` refuses a production configuration without a wri
 >>> s = load_api_settings(api_port=9000)
 >>> s.api_port, s.api_read_token_required
 (9000, False)
->>> check_api_settings(load_api_settings(production=True))
+>>> check_api_settings(load_api_settings(production=True, kafka_allow_plaintext=True))
 Traceback (most recent call last):
 ...
 streamjoin.api.config.ConfigurationError: production mode needs STREAMJOIN_API_TOKEN (the write token)

@@ -18,7 +18,7 @@ import httpx
 
 from streamjoin.dev.services import EmbeddedApi, EmbeddedJoiner
 from streamjoin.dev.steps import DevContext, StepFailedError
-from streamjoin.kafka import new_producer
+from streamjoin.kafka import KafkaClients, new_producer
 
 __all__ = [
     "DEMO_QUERY",
@@ -126,7 +126,9 @@ class ProduceDemoWorkloadStep:
 
     def run(self, context: DevContext) -> str:
         rng = random.Random(self.seed)
-        producer = new_producer({"bootstrap.servers": context.stack.bootstrap, "linger.ms": 5})
+        # Connect as every service of the stack does: its settings' security (TLS, SASL) included.
+        kafka = KafkaClients.from_settings(context.stack.settings())
+        producer = new_producer({"bootstrap.servers": kafka.bootstrap, **kafka.librdkafka, "linger.ms": 5})
         start = int(time.time() * 1000)
         sent = 0
         for i in range(self.orders):

@@ -6,7 +6,8 @@ SIGKILLs it and `restart()` starts it again on the same ports and data, for the 
 `KafkaCluster` is three such nodes forming one KRaft quorum (replication factor 3, min.insync 2),
 for the leader-failover tests. The jars come from `streamjoin.dev.jars` (the pom
 `maven/kafka.pom.xml`); the settings that differ from Kafka's defaults are in `_DEV_CONFIG`, each
-with its reason.
+with its reason. `KafkaBroker(security=KafkaSecurity(...))` runs a node that requires SASL/SCRAM
+logins and ACLs (`streamjoin.dev.kafka_security`); by default a node is PLAINTEXT and open.
 
 >>> broker = KafkaBroker()
 >>> broker.bootstrap is None
@@ -21,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from streamjoin.dev.jars import classpath, java_executable
+from streamjoin.dev.kafka_security import KafkaSecurity
 from streamjoin.dev.ports import LOOPBACK, free_port, port_accepts
 from streamjoin.dev.process import ManagedProcess, ProcessService
 from streamjoin.kafka import Admin
@@ -98,16 +100,25 @@ class _Node:
     def voter(self) -> str:
         return f"{self.node_id}@{self.host}:{self.controller_port}"
 
-    def properties(self, voters: str, replication: int, extra: Mapping[str, str]) -> str:
-        config = {
-            "process.roles": "broker,controller",
-            "node.id": str(self.node_id),
-            "controller.quorum.voters": voters,
+    def listeners(self, security: KafkaSecurity | None) -> dict[str, str]:
+        if security is not None:
+            return security.listener_properties(self.host, self.port, self.controller_port)
+        return {
             "listeners": f"PLAINTEXT://{self.host}:{self.port},CONTROLLER://{self.host}:{self.controller_port}",
             "advertised.listeners": f"PLAINTEXT://{self.host}:{self.port}",
             "controller.listener.names": "CONTROLLER",
             "inter.broker.listener.name": "PLAINTEXT",
             "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        }
+
+    def properties(
+        self, voters: str, replication: int, extra: Mapping[str, str], security: KafkaSecurity | None
+    ) -> str:
+        config = {
+            "process.roles": "broker,controller",
+            "node.id": str(self.node_id),
+            "controller.quorum.voters": voters,
+            **self.listeners(security),
             "log.dirs": str(self.folder / "data"),
             "offsets.topic.replication.factor": str(replication),
             "transaction.state.log.replication.factor": str(replication),
@@ -135,6 +146,7 @@ class KafkaBroker(ProcessService):
         launcher: Sequence[str] = (),
         config: Mapping[str, str] | None = None,
         node_id: int = 1,
+        security: KafkaSecurity | None = None,
     ) -> None:
         """Describe the node; nothing runs until `start`.
 
@@ -144,12 +156,14 @@ class KafkaBroker(ProcessService):
             launcher: an argv prefix that runs it elsewhere, e.g. `ip netns exec NS` (see `dev.netns`).
             config: broker settings over the embedded defaults (e.g. SASL listeners).
             node_id: its KRaft node id (a cluster's nodes differ).
+            security: SCRAM users and ACLs (`streamjoin.dev.kafka_security`); None: PLAINTEXT, open.
         """
         super().__init__(ready_timeout_ms=ready_timeout_ms)
         self._host = host
         self._launcher = tuple(launcher)
         self._config = dict(config or {})
         self._node_id = node_id
+        self.security = security
         self._node: _Node | None = None
         self._argv: tuple[str, ...] = ()
         self._log_path: Path | None = None
@@ -162,6 +176,11 @@ class KafkaBroker(ProcessService):
     def endpoints(self) -> Mapping[str, str]:
         """Where clients reach the broker."""
         return {"Kafka bootstrap": self.bootstrap} if self.bootstrap else {}
+
+    @property
+    def admin_config(self) -> dict[str, str]:
+        """The security properties of a confluent-kafka client with every right (empty when open)."""
+        return {} if self.security is None else self.security.librdkafka(self.security.admin.name)
 
     def start(self, workdir: Path) -> None:
         """Format a single-node quorum under `workdir` and start it; wait until it serves metadata."""
@@ -181,7 +200,8 @@ class KafkaBroker(ProcessService):
         """Write server.properties and log4j2.yaml, and format the log directory for `cluster_id`."""
         node = self._require_node()
         properties = node.folder / "server.properties"
-        properties.write_text(node.properties(voters, replication, self._config))
+        properties.touch(mode=0o600)  # it holds the passwords of a secured node
+        properties.write_text(node.properties(voters, replication, self._config, self.security))
         log4j = node.folder / "log4j2.yaml"
         log4j.write_text(_LOG4J)
         java = java_executable()
@@ -190,7 +210,11 @@ class KafkaBroker(ProcessService):
         self._log_path = node.folder / "broker.log"
         formatter = ManagedProcess(
             "kafka-storage-format",
-            [*base, "kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(properties)],
+            [
+                *base,
+                *("kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(properties)),
+                *(self.security.format_arguments() if self.security is not None else ()),
+            ],
             log_path=self._log_path,
             env=_jvm_env(),
         )
@@ -211,7 +235,7 @@ class KafkaBroker(ProcessService):
         """Wait until a metadata request lists a broker."""
         if self._process is None:
             raise RuntimeError("the node is not launched")
-        probe = MetadataProbe(self._require_node().port, self._host)
+        probe = MetadataProbe(self._require_node().port, self._host, client_config=self.admin_config)
         self.ready_ms = self._process.wait_ready(probe, timeout_ms=self._ready_timeout_ms)
 
     def kill(self) -> None:
@@ -278,16 +302,19 @@ class KafkaCluster:
 class MetadataProbe:
     """Ready when the port accepts connections and a Kafka metadata request lists a broker."""
 
-    def __init__(self, port: int, host: str = LOOPBACK) -> None:
+    def __init__(
+        self, port: int, host: str = LOOPBACK, *, client_config: Mapping[str, str] | None = None
+    ) -> None:
         self._port = port
         self._host = host
+        self._client_config = dict(client_config or {})
         self._admin: Admin | None = None
 
     def __call__(self) -> bool:
         if not port_accepts(self._port, host=self._host):
             return False
         if self._admin is None:
-            self._admin = Admin(f"{self._host}:{self._port}")
+            self._admin = Admin(f"{self._host}:{self._port}", client_config=self._client_config)
         return self._admin.broker_count(timeout_ms=2_000) > 0
 
 

@@ -11,6 +11,9 @@ Fixtures (one stack per test session, i.e. per xdist worker, so parallel runs ne
 - `any_redis`: parametrized: the embedded Redis URL, then the cluster's (tests run on both).
 - `make_topic`: a factory creating a fresh, uniquely named topic: `make_topic("orders", partitions=4)`.
 - `schema_registry`: the Confluent API URL of a real schema registry (Apicurio Registry, in memory).
+- `secured_kafka`: a second Apache Kafka node that requires SASL/SCRAM logins and ACLs
+  (`streamjoin.dev.kafka_security`): its bootstrap and the users `admin` (super user), `streamjoin`
+  and `other` (no ACL is created: a test grants what it needs as the admin).
 
 Tests using any of them are marked `integration` automatically. The stack is stopped at the end of the
 session, also when a test fails, on Ctrl-C and on SIGTERM; nothing is left running.
@@ -25,9 +28,12 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from types import FrameType, MappingProxyType
+from typing import NoReturn
 
 import pytest
 
+from streamjoin.dev.kafka_broker import KafkaBroker, kafka_available
+from streamjoin.dev.kafka_security import KafkaSecurity, SecuredKafka
 from streamjoin.dev.redis_cluster import EmbeddedRedisCluster
 from streamjoin.dev.schema_registry import EmbeddedSchemaRegistry, schema_registry_available
 from streamjoin.dev.stack import EmbeddedStack
@@ -45,6 +51,7 @@ __all__ = [
     "redis_server",
     "schema_registry",
     "skip_without_schema_registry",
+    "secured_kafka",
 ]
 
 INTEGRATION_FIXTURES = frozenset(
@@ -58,6 +65,7 @@ INTEGRATION_FIXTURES = frozenset(
         "redis_cluster_nodes",
         "any_redis",
         "schema_registry",
+        "secured_kafka",
     }
 )
 
@@ -100,16 +108,19 @@ def embedded_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Embedde
         yield stack
 
 
+def _skip_or_fail(reason: str) -> NoReturn:
+    """Skip the test saying why it cannot run here, or fail it in CI (`CI=true`)."""
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(reason, pytrace=False)
+    pytest.skip(reason)
+
+
 def skip_without_schema_registry() -> None:
     """Skip the test saying why no schema registry can run here (no Java, no Maven and no cached
     jars), or fail it in CI, where one must run."""
     why_not = schema_registry_available()
-    if why_not is None:
-        return
-    reason = f"no schema registry can run here (docs/embedded-stack.md): {why_not}"
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(reason, pytrace=False)
-    pytest.skip(reason)
+    if why_not is not None:
+        _skip_or_fail(f"no schema registry can run here (docs/embedded-stack.md): {why_not}")
 
 
 @pytest.fixture(scope="session")
@@ -126,6 +137,23 @@ def schema_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             yield registry.url
         finally:
             registry.stop()
+
+
+@pytest.fixture(scope="session")
+def secured_kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecuredKafka]:
+    """An Apache Kafka node with SASL/SCRAM and ACLs (users admin, streamjoin, other), once per session."""
+    why_not = kafka_available()
+    if why_not is not None:
+        _skip_or_fail(f"Apache Kafka cannot run here: {why_not}")
+    security = KafkaSecurity.generate("streamjoin", "other")
+    broker = KafkaBroker(security=security, ready_timeout_ms=180_000)  # a shared machine: slow starts
+    with _sigterm_interrupts():
+        try:
+            broker.start(tmp_path_factory.mktemp("secured-kafka"))
+            assert broker.bootstrap is not None
+            yield SecuredKafka(broker.bootstrap, security)
+        finally:
+            broker.stop()
 
 
 @pytest.fixture(scope="session")

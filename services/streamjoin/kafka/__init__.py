@@ -3,10 +3,12 @@
 An import-linter contract (pyproject.toml) lets no other streamjoin module import `aiokafka` or
 `confluent_kafka`; the rest of the code uses the typed functions and Protocols below. Readers are
 aiokafka consumers (`new_consumer`, `reader`), writers confluent-kafka producers (`new_producer`),
-topic administration confluent-kafka's admin client (`Admin`), a keyed (compacted) log `KeyedLog`.
+topic administration and ACLs confluent-kafka's admin client (`Admin`, `AclGrant`), a keyed
+(compacted) log `KeyedLog`.
 """
 
 from streamjoin.kafka import no_autocreate as _no_autocreate  # noqa: F401  # before any client
+from streamjoin.kafka.acls import AclGrant, streamjoin_acls
 from streamjoin.kafka.admin import Admin, BrokerUnreachableError, Created, CreateOutcome, NewTopicRequest
 from streamjoin.kafka.connection import KafkaClients
 from streamjoin.kafka.consumer import (
@@ -33,6 +35,7 @@ from streamjoin.kafka.structs import (
 )
 
 __all__ = [
+    "AclGrant",
     "Admin",
     "BrokerUnreachableError",
     "ConsumedRecord",
@@ -61,5 +64,6 @@ __all__ = [
     "start_consumer",
     "start_offsets",
     "stop_without_leaving_group",
+    "streamjoin_acls",
     "topic_partition_count",
 ]

@@ -1,4 +1,5 @@
-"""Topic administration through confluent-kafka's `AdminClient`: list, create and delete topics.
+"""Topic administration through confluent-kafka's `AdminClient`: list, create and delete topics,
+and grant ACLs.
 
 `Admin` answers in plain types (topic name → partition count, topic name → outcome); what a topic
 should look like is decided by the caller (`streamjoin.topics` compares with the declarations).
@@ -15,7 +16,14 @@ from typing import Any, Literal, Protocol, TypeAlias
 
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient
+
+# confluent-kafka's admin package re-exports these without declaring them to type checkers.
+from confluent_kafka.admin._acl import AclBinding, AclOperation, AclPermissionType
+from confluent_kafka.admin._resource import ResourcePatternType
+from confluent_kafka.admin._resource import ResourceType as KafkaResourceType
 from confluent_kafka.cimpl import NewTopic
+
+from streamjoin.kafka.acls import AclGrant
 
 __all__ = [
     "Admin",
@@ -157,6 +165,38 @@ class Admin:
             names, operation_timeout=timeout_ms / 1000, request_timeout=timeout_ms / 1000
         )
         return {name: _error_of(futures[name], timeout_ms) for name in names}
+
+    def create_acls(
+        self, grants: Iterable[AclGrant], *, timeout_ms: int = 30_000
+    ) -> dict[AclGrant, str | None]:
+        """Create an ALLOW ACL for each grant (idempotent); return each one's error message (None when
+        created or already there). The principal of this client needs ALTER on the cluster."""
+        grants = list(dict.fromkeys(grants))
+        if not grants:
+            return {}
+        bindings = [_binding(g) for g in grants]
+        futures = self._client.create_acls(bindings, request_timeout=timeout_ms / 1000)
+        return {g: _error_of(futures[b], timeout_ms) for g, b in zip(grants, bindings, strict=True)}
+
+
+_RESOURCE_TYPES = {
+    "topic": KafkaResourceType.TOPIC,
+    "group": KafkaResourceType.GROUP,
+    "cluster": KafkaResourceType.BROKER,  # librdkafka's name for Kafka's CLUSTER resource type
+    "transactional_id": KafkaResourceType.TRANSACTIONAL_ID,
+}
+
+
+def _binding(grant: AclGrant) -> AclBinding:
+    return AclBinding(
+        _RESOURCE_TYPES[grant.resource],
+        grant.name,
+        ResourcePatternType.PREFIXED if grant.pattern == "prefixed" else ResourcePatternType.LITERAL,
+        grant.principal,
+        grant.host,
+        AclOperation[grant.operation.upper()],
+        AclPermissionType.ALLOW,
+    )
 
 
 def _has_leaders(topic: Any) -> bool:
