@@ -193,3 +193,21 @@ def test_live_results(console: Any, streams: ApiServer, kafka_broker: str) -> No
         f"r{n}<b>" in text for n in range(3)
     )
     assert console.locator("#results b").count() == 0  # shown as text, never as HTML
+
+
+def test_control_tables_show_a_windowless_input(console: Any, streams: ApiServer) -> None:
+    wjoin = {
+        "name": "w",
+        "inputs": [{"stream": "a"}, {"stream": "c"}],
+        "where": [["a.src", "=", "c.src"]],
+        "within": [["a", "c", 30]],
+        "output": {"topic": "w.out"},
+    }
+    assert streams.client.post("/v1/queries", json=wjoin).status_code == 201
+    console.click("#refresh")
+    table = console.locator("#control .control-table[data-name='w.c']")
+    table.wait_for()
+    rows = table.locator("tr").evaluate_all("rs => rs.map(r => [...r.cells].map(c => c.textContent))")
+    assert ["window", "null"] in rows and ["stream", "c"] in rows
+    assert console.locator("#control .control-table[data-name='flows.a']").count() == 1
+    assert console.locator("#notice").is_hidden()
