@@ -7,6 +7,7 @@ Each test checks what the user sees against what REST says, and takes a screensh
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import struct
 import zlib
@@ -211,3 +212,50 @@ def test_control_tables_show_a_windowless_input(console: Any, streams: ApiServer
     assert ["window", "null"] in rows and ["stream", "c"] in rows
     assert console.locator("#control .control-table[data-name='flows.a']").count() == 1
     assert console.locator("#notice").is_hidden()
+
+
+def _offline(page: Any, url: str) -> list[tuple[str, str]]:
+    """Close `page`'s network except to `url`; return the list of refused (resource type, URL)."""
+    refused: list[tuple[str, str]] = []
+
+    def route(r: Any) -> None:
+        if r.request.url.startswith(url + "/"):
+            r.continue_()
+        else:
+            refused.append((r.request.resource_type, r.request.url))
+            r.abort()
+
+    page.route("**/*", route)
+    return refused
+
+
+def test_api_reference_pages_load_their_assets_from_the_app(api: ApiServer) -> None:
+    for page in ("/docs", "/redoc"):
+        html = api.anon.get(page)
+        assert html.status_code == 200, html.text
+        assets = re.findall(r'(?:src|href)="([^"]+)"', html.text)
+        assert assets and all(a.startswith("/docs/static/") for a in assets), assets
+        for asset in assets:
+            answer = api.anon.get(asset)
+            assert answer.status_code == 200 and len(answer.content) > 1000, asset
+    assert api.anon.get("/docs/static/nope.js").status_code == 404
+
+
+def test_swagger_ui_and_redoc_render_the_operations_offline(api: ApiServer, browser: Any) -> None:
+    spec = api.anon.get("/openapi.json").json()
+    operations = {(m.upper(), p) for p, ops in spec["paths"].items() for m in ops}
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    refused = _offline(page, api.url)
+    page.goto(api.url + "/docs")
+    page.wait_for_selector(".opblock-summary-path")
+    shown = page.locator(".opblock").evaluate_all(
+        "bs => bs.map(b => [b.querySelector('.opblock-summary-method').textContent,"
+        " b.querySelector('.opblock-summary-path').dataset.path])"
+    )
+    assert {tuple(s) for s in shown} == operations
+    page.goto(api.url + "/redoc")
+    page.wait_for_selector("[data-section-id^='operation/']")
+    assert page.locator("[data-section-id^='operation/']").count() == len(operations)
+    # Nothing the pages need comes from elsewhere: ReDoc's "by Redocly" logo, an image, is all it asks.
+    assert [url for kind, url in refused if kind != "image"] == [], refused
+    page.close()
