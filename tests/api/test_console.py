@@ -76,6 +76,8 @@ def console(streams: ApiServer, browser: Any, make_topic: MakeTopic) -> Iterator
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     errors: list[str] = []
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    thrown: list[str] = []
+    page.on("pageerror", lambda e: thrown.append(str(e)))
     response = page.goto(streams.url + "/ui")
     assert response is not None and response.status == 200
     csp = response.headers["content-security-policy"]
@@ -86,6 +88,7 @@ def console(streams: ApiServer, browser: Any, make_topic: MakeTopic) -> Iterator
     yield page
     page.close()
     assert not [e for e in errors if "Content Security Policy" in e], errors
+    assert thrown == []  # the script never threw
 
 
 def test_lists_streams_and_queries_with_status_and_why(
@@ -154,6 +157,50 @@ def test_editor_shows_the_parsers_message_and_registers_nothing(
     console.locator("#editor-section").screenshot(path=shot)
     png_check(shot, 300, 100)
     keep(shot)
+
+
+def test_the_caret_points_at_the_error_in_a_line_too_long_to_fit(console: Any, streams: ApiServer) -> None:
+    """A wrapped line would put the caret under the wrong character: the excerpt never wraps."""
+    padding = " AND ".join(f"x.src = y.src{n}" for n in range(12))  # a line wider than the editor
+    text = f"SELECT * FROM a [RANGE 5] AS x\nJOIN b [ROWS 2] AS y ON {padding} AND x.q = y.q JION c"
+    console.select_option("#q-lang", "sql")
+    console.fill("#q-text", text)
+    console.wait_for_selector("#validation.error pre.excerpt")
+    body = {"name": "my_query", "sql": text, "output": {"topic": "my_query.out"}}
+    rest = streams.client.post("/v1/queries:validate", json=body).json()
+    assert rest["position"] == text.index("JION") and "did you mean JOIN?" in rest["detail"]
+    column = rest["position"] - text.index("\n") - 1
+    geometry = console.evaluate(
+        """column => {
+            const pre = document.querySelector("#validation pre.excerpt");
+            const at = (span, i) => {
+                const range = document.createRange();
+                range.setStart(span.firstChild, i);
+                range.setEnd(span.firstChild, i + 1);
+                return range.getBoundingClientRect();
+            };
+            const line = pre.querySelector(".line"), caret = pre.querySelector(".caret");
+            const char = at(line, column), mark = at(caret, caret.textContent.length - 1);
+            const box = pre.getBoundingClientRect();
+            return {text: line.textContent, lines: line.getClientRects().length, charX: char.left,
+                    markX: mark.left, visible: mark.left >= box.left && mark.right <= box.right,
+                    scrolls: pre.scrollWidth > pre.clientWidth};
+        }""",
+        column,
+    )
+    assert geometry["text"] == text.splitlines()[1] and geometry["lines"] == 1  # one line, unwrapped
+    assert geometry["scrolls"] and geometry["visible"]  # wider than the box, scrolled to the caret
+    assert abs(geometry["charX"] - geometry["markX"]) < 1, geometry  # the caret under the J of JION
+
+
+def test_the_query_list_refreshes_by_itself(console: Any, streams: ApiServer) -> None:
+    body = {"name": "later", "cql": "SELECT * FROM a [RANGE 5], c [ROWS 1] WHERE a.k = c.k"}
+    response = streams.client.post("/v1/queries", json={**body, "output": {"topic": "later.out"}})
+    assert response.status_code == 201
+    console.wait_for_selector("#queries tr[data-query=later]", timeout=10_000)  # nobody clicked Refresh
+    assert console.locator("#queries tr[data-query=flows]").count() == 1
+    streams.client.delete("/v1/queries/later")
+    console.wait_for_selector("#queries tr[data-query=later]", state="detached", timeout=10_000)
 
 
 def test_patch_from_the_console_changes_the_control(console: Any, streams: ApiServer) -> None:
