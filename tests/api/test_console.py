@@ -20,6 +20,7 @@ import pytest
 
 from streamjoin.engine import JoinPlan
 
+from .publish import WINDOWLESS_QUERY
 from .server import TOKEN, ApiServer
 from .test_results import produce
 
@@ -244,14 +245,7 @@ def test_live_results(console: Any, streams: ApiServer, kafka_broker: str) -> No
 
 
 def test_control_tables_show_a_windowless_input(console: Any, streams: ApiServer) -> None:
-    wjoin = {
-        "name": "w",
-        "inputs": [{"stream": "a"}, {"stream": "c"}],
-        "where": [["a.src", "=", "c.src"]],
-        "within": [["a", "c", 30]],
-        "output": {"topic": "w.out"},
-    }
-    assert streams.client.post("/v1/queries", json=wjoin).status_code == 201
+    assert streams.client.post("/v1/queries", json=WINDOWLESS_QUERY).status_code == 201
     console.click("#refresh")
     table = console.locator("#control .control-table[data-name='w.c']")
     table.wait_for()

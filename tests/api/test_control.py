@@ -10,7 +10,7 @@ from streamjoin.engine import JoinPlan
 from streamjoin.query.dump import dump_query
 from streamjoin.registry import OperatorStats
 
-from .publish import QUERY, publish_stats
+from .publish import QUERY, WINDOWLESS_QUERY, publish_stats
 from .server import ApiServer
 
 
@@ -171,14 +171,7 @@ def test_plan_costs_in_one_unit(query: ApiServer) -> None:
 def test_a_windowless_input_beside_a_windowed_query(query: ApiServer) -> None:
     """A W-join input has no window of its own: its table says so, and every table still answers."""
     api = query
-    wjoin = {
-        "name": "w",
-        "inputs": [{"stream": "a"}, {"stream": "c"}],
-        "where": [["a.src", "=", "c.src"]],
-        "within": [["a", "c", 30]],
-        "output": {"topic": "w.out"},
-    }
-    assert api.client.post("/v1/queries", json=wjoin).status_code == 201
+    assert api.client.post("/v1/queries", json=WINDOWLESS_QUERY).status_code == 201
     everything = api.anon.get("/v1/control")
     assert everything.status_code == 200, everything.text
     windows = {t["name"]: t["attributes"]["window"] for t in everything.json() if t["entity"] == "window"}
