@@ -7,7 +7,7 @@ from streamjoin.registry import LatencyHistogram, OperatorStats, WindowStats
 
 from .server import ApiServer
 
-__all__ = ["QUERY", "publish_stats"]
+__all__ = ["QUERY", "WINDOWLESS_QUERY", "publish_stats"]
 
 QUERY = {
     "name": "q",
@@ -15,6 +15,16 @@ QUERY = {
     "output": {"topic": "q.out"},
     "dead_letter": {"topic": "q.dead"},
 }
+
+
+WINDOWLESS_QUERY = {
+    "name": "w",
+    "inputs": [{"stream": "a"}, {"stream": "c"}],
+    "where": [["a.src", "=", "c.src"]],
+    "within": [["a", "c", 30]],
+    "output": {"topic": "w.out"},
+}
+"""A W-join over streams a and c: neither input has a window, a `within` pair bounds them."""
 
 
 def publish_stats(api: ApiServer, query: str = "q") -> None:

@@ -7,6 +7,7 @@ Each test checks what the user sees against what REST says, and takes a screensh
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import struct
 import zlib
@@ -19,6 +20,7 @@ import pytest
 
 from streamjoin.engine import JoinPlan
 
+from .publish import WINDOWLESS_QUERY
 from .server import TOKEN, ApiServer
 from .test_results import produce
 
@@ -75,6 +77,8 @@ def console(streams: ApiServer, browser: Any, make_topic: MakeTopic) -> Iterator
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     errors: list[str] = []
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    thrown: list[str] = []
+    page.on("pageerror", lambda e: thrown.append(str(e)))
     response = page.goto(streams.url + "/ui")
     assert response is not None and response.status == 200
     csp = response.headers["content-security-policy"]
@@ -85,6 +89,7 @@ def console(streams: ApiServer, browser: Any, make_topic: MakeTopic) -> Iterator
     yield page
     page.close()
     assert not [e for e in errors if "Content Security Policy" in e], errors
+    assert thrown == []  # the script never threw
 
 
 def test_lists_streams_and_queries_with_status_and_why(
@@ -155,6 +160,50 @@ def test_editor_shows_the_parsers_message_and_registers_nothing(
     keep(shot)
 
 
+def test_the_caret_points_at_the_error_in_a_line_too_long_to_fit(console: Any, streams: ApiServer) -> None:
+    """A wrapped line would put the caret under the wrong character: the excerpt never wraps."""
+    padding = " AND ".join(f"x.src = y.src{n}" for n in range(12))  # a line wider than the editor
+    text = f"SELECT * FROM a [RANGE 5] AS x\nJOIN b [ROWS 2] AS y ON {padding} AND x.q = y.q JION c"
+    console.select_option("#q-lang", "sql")
+    console.fill("#q-text", text)
+    console.wait_for_selector("#validation.error pre.excerpt")
+    body = {"name": "my_query", "sql": text, "output": {"topic": "my_query.out"}}
+    rest = streams.client.post("/v1/queries:validate", json=body).json()
+    assert rest["position"] == text.index("JION") and "did you mean JOIN?" in rest["detail"]
+    column = rest["position"] - text.index("\n") - 1
+    geometry = console.evaluate(
+        """column => {
+            const pre = document.querySelector("#validation pre.excerpt");
+            const at = (span, i) => {
+                const range = document.createRange();
+                range.setStart(span.firstChild, i);
+                range.setEnd(span.firstChild, i + 1);
+                return range.getBoundingClientRect();
+            };
+            const line = pre.querySelector(".line"), caret = pre.querySelector(".caret");
+            const char = at(line, column), mark = at(caret, caret.textContent.length - 1);
+            const box = pre.getBoundingClientRect();
+            return {text: line.textContent, lines: line.getClientRects().length, charX: char.left,
+                    markX: mark.left, visible: mark.left >= box.left && mark.right <= box.right,
+                    scrolls: pre.scrollWidth > pre.clientWidth};
+        }""",
+        column,
+    )
+    assert geometry["text"] == text.splitlines()[1] and geometry["lines"] == 1  # one line, unwrapped
+    assert geometry["scrolls"] and geometry["visible"]  # wider than the box, scrolled to the caret
+    assert abs(geometry["charX"] - geometry["markX"]) < 1, geometry  # the caret under the J of JION
+
+
+def test_the_query_list_refreshes_by_itself(console: Any, streams: ApiServer) -> None:
+    body = {"name": "later", "cql": "SELECT * FROM a [RANGE 5], c [ROWS 1] WHERE a.k = c.k"}
+    response = streams.client.post("/v1/queries", json={**body, "output": {"topic": "later.out"}})
+    assert response.status_code == 201
+    console.wait_for_selector("#queries tr[data-query=later]", timeout=10_000)  # nobody clicked Refresh
+    assert console.locator("#queries tr[data-query=flows]").count() == 1
+    streams.client.delete("/v1/queries/later")
+    console.wait_for_selector("#queries tr[data-query=later]", state="detached", timeout=10_000)
+
+
 def test_patch_from_the_console_changes_the_control(console: Any, streams: ApiServer) -> None:
     url = "/v1/control/queries/flows"
     assert streams.client.get(url).json()["attributes"]["order"] == "auto"
@@ -193,3 +242,61 @@ def test_live_results(console: Any, streams: ApiServer, kafka_broker: str) -> No
         f"r{n}<b>" in text for n in range(3)
     )
     assert console.locator("#results b").count() == 0  # shown as text, never as HTML
+
+
+def test_control_tables_show_a_windowless_input(console: Any, streams: ApiServer) -> None:
+    assert streams.client.post("/v1/queries", json=WINDOWLESS_QUERY).status_code == 201
+    console.click("#refresh")
+    table = console.locator("#control .control-table[data-name='w.c']")
+    table.wait_for()
+    rows = table.locator("tr").evaluate_all("rs => rs.map(r => [...r.cells].map(c => c.textContent))")
+    assert ["window", "null"] in rows and ["stream", "c"] in rows
+    assert console.locator("#control .control-table[data-name='flows.a']").count() == 1
+    assert console.locator("#notice").is_hidden()
+
+
+def _offline(page: Any, url: str) -> list[tuple[str, str]]:
+    """Close `page`'s network except to `url`; return the list of refused (resource type, URL)."""
+    refused: list[tuple[str, str]] = []
+
+    def route(r: Any) -> None:
+        if r.request.url.startswith(url + "/"):
+            r.continue_()
+        else:
+            refused.append((r.request.resource_type, r.request.url))
+            r.abort()
+
+    page.route("**/*", route)
+    return refused
+
+
+def test_api_reference_pages_load_their_assets_from_the_app(api: ApiServer) -> None:
+    for page in ("/docs", "/redoc"):
+        html = api.anon.get(page)
+        assert html.status_code == 200, html.text
+        assets = re.findall(r'(?:src|href)="([^"]+)"', html.text)
+        assert assets and all(a.startswith("/docs/static/") for a in assets), assets
+        for asset in assets:
+            answer = api.anon.get(asset)
+            assert answer.status_code == 200 and len(answer.content) > 1000, asset
+    assert api.anon.get("/docs/static/nope.js").status_code == 404
+
+
+def test_swagger_ui_and_redoc_render_the_operations_offline(api: ApiServer, browser: Any) -> None:
+    spec = api.anon.get("/openapi.json").json()
+    operations = {(m.upper(), p) for p, ops in spec["paths"].items() for m in ops}
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    refused = _offline(page, api.url)
+    page.goto(api.url + "/docs")
+    page.wait_for_selector(".opblock-summary-path")
+    shown = page.locator(".opblock").evaluate_all(
+        "bs => bs.map(b => [b.querySelector('.opblock-summary-method').textContent,"
+        " b.querySelector('.opblock-summary-path').dataset.path])"
+    )
+    assert {tuple(s) for s in shown} == operations
+    page.goto(api.url + "/redoc")
+    page.wait_for_selector("[data-section-id^='operation/']")
+    assert page.locator("[data-section-id^='operation/']").count() == len(operations)
+    # Nothing the pages need comes from elsewhere: ReDoc's "by Redocly" logo, an image, is all it asks.
+    assert [url for kind, url in refused if kind != "image"] == [], refused
+    page.close()

@@ -10,7 +10,7 @@ from streamjoin.engine import JoinPlan
 from streamjoin.query.dump import dump_query
 from streamjoin.registry import OperatorStats
 
-from .publish import QUERY, publish_stats
+from .publish import QUERY, WINDOWLESS_QUERY, publish_stats
 from .server import ApiServer
 
 
@@ -166,3 +166,15 @@ def test_plan_costs_in_one_unit(query: ApiServer) -> None:
     schema = api.anon.get("/openapi.json").json()["components"]["schemas"]["PlanPublic"]["properties"]
     assert "per timestamp unit" in schema["estimated_cost"]["description"]
     assert "per input record" in schema["observed_cost"]["description"]
+
+
+def test_a_windowless_input_beside_a_windowed_query(query: ApiServer) -> None:
+    """A W-join input has no window of its own: its table says so, and every table still answers."""
+    api = query
+    assert api.client.post("/v1/queries", json=WINDOWLESS_QUERY).status_code == 201
+    everything = api.anon.get("/v1/control")
+    assert everything.status_code == 200, everything.text
+    windows = {t["name"]: t["attributes"]["window"] for t in everything.json() if t["entity"] == "window"}
+    assert windows == {"q.a": {"range": 100}, "q.b": {"rows": 50}, "w.a": None, "w.c": None}
+    assert api.anon.get("/v1/control/windows").status_code == 200
+    assert api.anon.get("/v1/control/windows/w.c").json()["attributes"]["window"] is None

@@ -79,6 +79,19 @@ def _wait(
     raise AssertionError(f"timed out waiting for {what}: {public}")
 
 
+def _run_join(api: ApiServer, topics: dict[str, str]) -> None:
+    """Register streams a and b and query `q`, their equi-join on `k` in range windows of TAU; wait
+    until it runs."""
+    register_streams(api, topics)
+    query = {
+        "name": "q",
+        "cql": f"SELECT * FROM a [RANGE {TAU}], b [RANGE {TAU}] WHERE a.k = b.k",
+        "output": {"topic": topics["out"]},
+    }
+    assert api.client.post("/v1/queries", json=query).status_code == 201
+    _wait(api, lambda q: q["status"] == "running", "the query to run")
+
+
 def _results(stream: httpx.Response) -> list[dict[str, Any]]:
     return [data for name, data, _ in _sse_events(stream.iter_lines()) if name == "message"]
 
@@ -107,14 +120,7 @@ def test_register_produce_read_and_patch_to_lazy(
     e2e: tuple[ApiServer, dict[str, str]], kafka_broker: str
 ) -> None:
     api, topics = e2e
-    register_streams(api, topics)
-    query = {
-        "name": "q",
-        "cql": f"SELECT * FROM a [RANGE {TAU}], b [RANGE {TAU}] WHERE a.k = b.k",
-        "output": {"topic": topics["out"]},
-    }
-    assert api.client.post("/v1/queries", json=query).status_code == 201
-    _wait(api, lambda q: q["status"] == "running", "the query to run")
+    _run_join(api, topics)
 
     # Eager: each match is published as soon as its second half is released (a goes idle after 1 s).
     sse = {"Accept": "text/event-stream"}
@@ -152,3 +158,31 @@ def test_register_produce_read_and_patch_to_lazy(
     assert _pairs(lazy) == {(k, k) for k in range(6, 9)}  # the same results as eager would give
     assert held_back["results"] == 5, held_back  # none of them before the watermark moved
     assert arrived_after >= 0
+
+
+def test_the_observed_cost_survives_a_control_change(
+    e2e: tuple[ApiServer, dict[str, str]], kafka_broker: str
+) -> None:
+    """A control change runs the query on a fresh engine: the observed cost keeps what was measured."""
+    api, topics = e2e
+    _run_join(api, topics)
+    produce(kafka_broker, topics["a"], [{"k": k % 3, "ts": 1_000 + k} for k in range(30)])
+    produce(kafka_broker, topics["b"], [{"k": k % 3, "ts": 1_100 + k} for k in range(30)])
+
+    def measured() -> dict[str, Any]:  # the operator's counters continue across engines
+        return dict(api.anon.get("/v1/control/operators/q").json()["attributes"])
+
+    deadline = time.monotonic() + 90
+    while (before := measured())["records_in"] != 60 or before["results"] != 300:  # 3 keys: 10 x 10 each
+        assert time.monotonic() < deadline, before
+        time.sleep(0.5)
+    observed = api.anon.get("/v1/queries/q/plan").json()["observed_cost"]
+    assert observed == before["observed_cost"] and observed > 0  # probes + comparisons per record
+
+    patched = api.client.patch("/v1/control/queries/q", json={"evaluation": {"mode": "lazy", "every": TAU}})
+    assert patched.status_code == 200, patched.text
+    version = api.call("version")
+    _wait(api, lambda q: all((p["version"] or 0) >= version for p in q["partitions"]), "the new controls")
+    time.sleep(3)  # statistics are published every second: these are the new engine's
+    after = measured()
+    assert after["records_in"] == 60 and after["observed_cost"] == pytest.approx(observed), after

@@ -121,7 +121,7 @@ def test_dev_up_exit_after_check(tmp_path: Path) -> None:
     marker = uuid.uuid4().hex
     done = subprocess.run(
         [str(STREAMJOIN), "dev", "up", "--exit-after-check", "--no-demo"],
-        env=_marked_env(marker, COLUMNS="200"),
+        env=_marked_env(marker, COLUMNS="80"),  # a terminal's width: the exports must not wrap
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -140,6 +140,16 @@ def test_dev_up_exit_after_check(tmp_path: Path) -> None:
         assert expected in done.stdout, done.stdout
     assert "demo" not in done.stdout.lower(), done.stdout
     assert "none left running" in done.stdout
+    # Whole `export` lines to paste, the API token among them (a fresh one per run).
+    exports = dict(
+        line.removeprefix("export ").split("=", 1)
+        for line in done.stdout.splitlines()
+        if line.startswith("export STREAMJOIN_")
+    )
+    assert set(exports) == {"STREAMJOIN_KAFKA_BOOTSTRAP", "STREAMJOIN_REDIS_URL", "STREAMJOIN_API_TOKEN"}
+    assert re.fullmatch(r"redis://127\.0\.0\.1:\d+/0", exports["STREAMJOIN_REDIS_URL"]), done.stdout
+    assert re.fullmatch(r"127\.0\.0\.1:\d+", exports["STREAMJOIN_KAFKA_BOOTSTRAP"]), done.stdout
+    assert len(exports["STREAMJOIN_API_TOKEN"]) >= 20, done.stdout
     assert processes_with_env(MARKER, marker) == []
 
 

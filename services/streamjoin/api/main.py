@@ -17,7 +17,7 @@ from streamjoin.api.config import ApiSettings, check_api_settings
 from streamjoin.api.errors import install_error_handlers
 from streamjoin.api.limits import RequestGuard
 from streamjoin.api.restore import RegistryGuard
-from streamjoin.api.routes import health_router, metrics_router, ui_router, v1_router
+from streamjoin.api.routes import docs_router, health_router, metrics_router, ui_router, v1_router
 from streamjoin.backfill.jobs import BackfillJobs
 from streamjoin.client_security import aiokafka_options
 from streamjoin.registry import KafkaRegistryLog, RegistryStore
@@ -61,6 +61,9 @@ def create_app(settings: ApiSettings) -> FastAPI:
         version=getattr(streamjoin, "__version__", "0"),
         description="Register streams and continuous multi-way joins; read and write their Control Tables.",
         lifespan=lifespan,
+        # FastAPI's pages load Swagger UI and ReDoc from a CDN: ours serve them from a package.
+        docs_url=None,
+        redoc_url=None,
     )
     app.state.settings = settings
     # One TLS context for every Kafka client of the app; a bad CA or key file fails here, at start-up.
@@ -72,4 +75,5 @@ def create_app(settings: ApiSettings) -> FastAPI:
     app.include_router(metrics_router)
     app.include_router(health_router)
     app.include_router(ui_router)
+    app.include_router(docs_router)
     return app

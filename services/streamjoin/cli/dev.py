@@ -9,9 +9,10 @@ run the demo), prints where everything runs, then waits for Ctrl-C or SIGTERM an
 from __future__ import annotations
 
 import logging
+import shlex
 import signal
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
@@ -23,12 +24,13 @@ from rich.table import Table
 
 from streamjoin.dev.process import ProcessService
 from streamjoin.dev.procscan import pid_alive
+from streamjoin.dev.services import EmbeddedApi
 from streamjoin.dev.stack import EmbeddedStack
 from streamjoin.dev.steps import DevContext, default_steps
 from streamjoin.dev.supervisor import Restart, Supervisor
 from streamjoin.topics import CatalogError, load_catalog
 
-__all__ = ["register", "up"]
+__all__ = ["export_lines", "print_exports", "register", "stack_environment", "up"]
 
 _log = logging.getLogger(__name__)
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -101,6 +103,7 @@ def up(
                     outcome = step.run(context)
                 console.print(f"[green]✓[/] {step.title}: {outcome}")
             console.print(_where_table(stack, context, keep_logs=keep_logs or workdir is not None))
+            print_exports(console, export_lines(stack_environment(stack)))
             if not exit_after_check:
                 console.print("[bold]Running.[/] Press Ctrl-C to stop.")
                 _watch(stack, console)
@@ -181,10 +184,38 @@ def _where_table(stack: EmbeddedStack, context: DevContext, *, keep_logs: bool) 
             table.add_row(label, address, str(pid or ""))
     for label, address in context.where:
         table.add_row(label, address, "")
-    env = stack.settings().as_env()
-    for name in ("STREAMJOIN_KAFKA_BOOTSTRAP", "STREAMJOIN_REDIS_URL", "STREAMJOIN_SCHEMA_REGISTRY_URL"):
-        if name in env:  # the registry's: the stack's, else the one the environment names, else none
-            table.add_row("environment", f"{name}={env[name]}", "")
     fate = "kept at exit" if keep_logs else "removed at exit; --keep-logs keeps it"
     table.add_row("logs", f"{stack.workdir} ({fate})", "")
     return table
+
+
+def stack_environment(stack: EmbeddedStack) -> dict[str, str]:
+    """Return the `STREAMJOIN_*` variables that point other commands at `stack`.
+
+    The broker and Redis addresses, and the API token when the control plane runs: a fresh random
+    one per run (`EmbeddedApi`), never a default.
+    """
+    env = stack.settings().as_env()
+    names = ("STREAMJOIN_KAFKA_BOOTSTRAP", "STREAMJOIN_REDIS_URL", "STREAMJOIN_SCHEMA_REGISTRY_URL")
+    # The registry's: the stack's, else the one the environment names, else none.
+    out = {name: env[name] for name in names if name in env}
+    for service in stack.services:
+        if isinstance(service, EmbeddedApi):
+            out["STREAMJOIN_API_TOKEN"] = service.token
+    return out
+
+
+def export_lines(env: Mapping[str, str]) -> list[str]:
+    """Return one shell `export NAME=value` line per variable, quoted where the shell needs it.
+
+    >>> export_lines({"STREAMJOIN_REDIS_URL": "redis://127.0.0.1:6379/0", "X": "a b"})
+    ['export STREAMJOIN_REDIS_URL=redis://127.0.0.1:6379/0', "export X='a b'"]
+    """
+    return [f"export {name}={shlex.quote(value)}" for name, value in env.items()]
+
+
+def print_exports(console: Console, lines: list[str]) -> None:
+    """Print `lines` whole, one per line: never wrapped at the terminal's width, so they paste as is."""
+    console.print("Point other commands at this stack (copy and paste):")
+    for line in lines:
+        console.print(line, soft_wrap=True, markup=False, highlight=False)

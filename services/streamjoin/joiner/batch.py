@@ -82,6 +82,10 @@ class BatchBuilder:
         # Before the watermark exists (an input partition has had no record yet), the horizon is
         # measured from the earliest timestamp accepted so far.
         self._low: float | None = None
+        # Probes + comparisons of the current engine already counted in a batch: each batch commits
+        # the work it did with the records it read, so the observed cost per record survives a new
+        # attempt's fresh engine (docs/api.md, "Control Tables").
+        self._work_seen = 0
         self._formatter = ResultFormatter(query)
         self._dead_topic = dead_letter_topic
         self.streams_of: dict[str, list[tuple[str, int]]] = {}
@@ -117,6 +121,7 @@ class BatchBuilder:
     def reset(self, entries: Iterable[Entry], raws: Mapping[tuple[int, ...], bytes]) -> None:
         """Attach their pieces to a checkpoint's entries (`raws`: their raw bytes by (input, offset),
         or (input, offset, source partition) for a re-keyed input's record of another partition)."""
+        self._work_seen = 0  # a new attempt: a fresh engine, nothing counted yet
         piece, p = self._formatter.piece, self.partition
         for e in entries:
             at = (e.input, e.offset) if e.partition == p else (e.input, e.offset, e.partition)
@@ -194,6 +199,7 @@ class BatchBuilder:
                     newest = last.timestamp
         sources = rekeyed.finish(offsets) if rekeyed is not None else {}
         results = engine.advance()
+        work = sum(s.probes + s.comparisons for s in engine.stats.values())
         delta = engine.take_delta()
         # An entry is one object from arrival to expiry, so identity tells entries apart.
         expired_now = set(delta.expired)
@@ -206,6 +212,8 @@ class BatchBuilder:
             records = self._fit(records, results, dead)
         dead = [self._fit_dead(d) for d in dead]
         counters = {"records_in": count, "results": len(records), "late": late, "dead": len(dead)}
+        counters |= {"observed_work": work - self._work_seen, "observed_records": count}
+        self._work_seen = work
         for stream, n in malformed.items():
             counters[f"malformed:{stream}"] = n
         commit = CommitBatch(

@@ -21,6 +21,12 @@ from streamjoin.registry.stats import OperatorStats, WindowStats
 
 __all__ = ["OperatorCounters", "window_stats"]
 
+# The committed counters of the observed cost: the engine's probes + comparisons, and the records
+# read meanwhile. Committed with each batch, they continue across attempts like `records_in`; the
+# engine's own counts start again at 0 with every new engine (a control change, a restart), which
+# made the cost read 0 when it was divided by the committed `records_in`.
+_OBSERVED = ("observed_work", "observed_records")
+
 
 class OperatorCounters:
     """Counters, lag and latency of one (query, partition) operator."""
@@ -52,6 +58,8 @@ class OperatorCounters:
         c["results"] = c.get("results", 0) + len(built.results)
         c["late"] = c.get("late", 0) + built.late
         c["dead"] = c.get("dead", 0) + len(built.dead)
+        for name in _OBSERVED:
+            c[name] = c.get(name, 0) + built.commit.counters.get(name, 0)
         for stream, n in built.malformed.items():
             c[f"malformed:{stream}"] = c.get(f"malformed:{stream}", 0) + n
         for topic, stream in self._topic_streams:
@@ -72,12 +80,8 @@ class OperatorCounters:
         finite = watermark is not None and math.isfinite(watermark)
         now_ms = time.time() * 1000
         lag_ms = now_ms - watermark if finite and watermark is not None and watermark > 1e11 else None
-        comparisons = probes = 0
-        if engine is not None:
-            for stats in engine.stats.values():
-                comparisons += stats.comparisons
-                probes += stats.probes
         records = c.get("records_in", 0)
+        work, costed = (c.get(name, 0) for name in _OBSERVED)
         return OperatorStats(
             watermark=watermark if finite else None,
             watermark_lag_ms=lag_ms,
@@ -92,7 +96,7 @@ class OperatorCounters:
             latency_seconds=self.latency.as_json(),
             plan_changes=engine.plan_changes if engine is not None else 0,
             estimated_cost=engine.plan.estimated_cost if engine is not None else None,
-            observed_cost=(comparisons + probes) / records if records and engine is not None else None,
+            observed_cost=work / costed if costed else None,
             updated_at=time.time(),
         )
 

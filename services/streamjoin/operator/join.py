@@ -14,6 +14,7 @@ from typing import Any
 
 from streamjoin.engine import JoinPlan, MultiJoin, Result
 from streamjoin.engine.checkpoint import EngineDelta
+from streamjoin.engine.stats import WindowStats
 from streamjoin.operator.planning import QueryPlanner
 from streamjoin.planner.collector import StatsCollector
 from streamjoin.query import QueryDef
@@ -103,3 +104,8 @@ class JoinOperator:
     def watermark(self) -> float:
         """Return the engine's watermark (-inf before any record)."""
         return self.engine.watermark
+
+    @property
+    def stats(self) -> Mapping[str, WindowStats]:
+        """Return the engine's live statistics of each input's window, by stream name."""
+        return self.engine.stats

@@ -14,7 +14,7 @@ A hand-written tokenizer and recursive-descent parser: the text is data, never e
     operand   := ref | number | 'string' | TRUE | FALSE | NULL
     ref       := stream "." field
     op        := "=" | "!=" | "<>" | "<" | "<=" | ">" | ">="
-    unit      := MS | MILLISECOND[S] | SECOND[S] | MINUTE[S] | HOUR[S] | DAY[S]
+    unit      := MS | MILLISECOND[S] | SECOND[S] | MINUTE[S] | HOUR[S] | DAY[S]  (streamjoin.query.units)
     shed      := SHED MEMORY integer POLICY name [IMPORTANCE field] [COMBINE name] [SEED integer]
 
 The SHED clause is the query's `shedding` field (`streamjoin.query.shedding`); its words are
@@ -47,53 +47,23 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from streamjoin.query.cql_format import RESERVED, format_cql
 from streamjoin.query.cql_lex import CqlError, Token, tokenize
+from streamjoin.query.cql_stream import CqlStream, Stream
 from streamjoin.query.parse import QueryError
 from streamjoin.query.shedding import COMBINE_NAMES, POLICY_NAMES
+from streamjoin.query.units import TIME_UNITS_MS, in_ms, unknown_unit
 
 __all__ = ["MAX_CQL_LENGTH", "CqlError", "CqlStream", "Stream", "format_cql", "parse_clause", "parse_cql"]
 
 MAX_CQL_LENGTH = 65_536
 _MAX_DEPTH = 32
 
-_UNITS_MS = {
-    "MS": 1, "MILLISECOND": 1, "MILLISECONDS": 1, "SECOND": 1_000, "SECONDS": 1_000,
-    "MINUTE": 60_000, "MINUTES": 60_000, "HOUR": 3_600_000, "HOURS": 3_600_000,
-    "DAY": 86_400_000, "DAYS": 86_400_000,
-}  # fmt: skip
+# Words that may follow a size without being its unit: an unknown word there is a misspelt unit.
+_AFTER_SIZE = RESERVED | {"SHED"}
 _OPS = {"=": "=", "!=": "!=", "<>": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
-
-
-class CqlStream(Protocol):
-    """What the parser needs of a registered stream."""
-
-    @property
-    def topic(self) -> str:
-        """The Kafka topic of the stream."""
-        ...
-
-    @property
-    def timestamp(self) -> str | None:
-        """The timestamp field (None: the Kafka record timestamp)."""
-        ...
-
-    @property
-    def key(self) -> str | None:
-        """The field the topic is partitioned by (None: not keyed), carried into the query's input."""
-        ...
-
-
-@dataclass(frozen=True, slots=True)
-class Stream:
-    """A minimal `CqlStream`, for callers without a registry (tests, the replay CLI)."""
-
-    topic: str
-    timestamp: str | None = None
-    key: str | None = None
 
 
 class _Parser:
@@ -108,6 +78,7 @@ class _Parser:
         self.names: set[str] = set()
         self.refs: list[tuple[str, Token]] = []  # stream of each ref, to check after FROM
         self.within: list[list[Any]] = []
+        self.aliases: Mapping[str, str] = {}  # another name of a stream in FROM (SQL's aliases)
 
     # -- helpers --------------------------------------------------------------------------------
     @property
@@ -268,14 +239,19 @@ class _Parser:
         """Read `number [unit]` and return it in the query's unit (milliseconds if a unit is given)."""
         size, token = self.number(what)
         unit = self.tok.keyword
-        if unit in _UNITS_MS:
+        if unit is not None and unit in TIME_UNITS_MS:
             self.i += 1
-            size = size * _UNITS_MS[unit]
-            if isinstance(size, float) and size.is_integer():
-                size = int(size)
+            size = in_ms(size, unit)
+        elif unit is not None and unit not in _AFTER_SIZE and self._ends_clause(self.tokens[self.i + 1]):
+            raise self.fail(unknown_unit(self.tok.text))
         if size <= 0:
             raise self.fail(f"{what} must be > 0", token)
         return size
+
+    @staticmethod
+    def _ends_clause(token: Token) -> bool:
+        """Return True if `token` may end a size's clause (a word before it is a unit, or a typo)."""
+        return token.kind == "end" or token.text in ("]", ",", ")", ";") or token.keyword in _AFTER_SIZE
 
     def pair(self) -> None:
         start = self.tok
@@ -284,6 +260,7 @@ class _Parser:
         for n in range(2):
             token = self.tok
             name = self.identifier("a stream name")
+            name = self.aliases.get(name, name)
             if name not in self.names:
                 raise self.fail(f"stream {name!r} is not in FROM", token)
             names.append(name)
@@ -372,15 +349,26 @@ def parse_cql(text: str, streams: Mapping[str, CqlStream]) -> dict[str, Any]:
     return _Parser(text, streams).query()
 
 
-def parse_clause(text: str, clause: str, streams: Mapping[str, CqlStream], names: Iterable[str]) -> Any:
+def parse_clause(
+    text: str,
+    clause: str,
+    streams: Mapping[str, CqlStream],
+    names: Iterable[str],
+    *,
+    aliases: Mapping[str, str] | None = None,
+    closer: str | None = None,
+) -> Any:
     """Parse the one CQL clause left in `text` (everything else blanked, so positions stay right).
 
     `clause` is `window` (the inside of `[...]`), `within` (the pairs after WITHIN) or `shed` (what
-    follows SHED); `names` are the streams in FROM. The SQL front end (`streamjoin.query.sql`) reads
-    CQL's window clauses with this, so both languages spell them alike.
+    follows SHED); `names` are the streams in FROM, `aliases` other names of them (the stream of
+    each). Anything after the clause is an error: "expected `closer`" when it is given. The SQL
+    front end (`streamjoin.query.sql`) reads CQL's window clauses with this, so both languages spell
+    them alike.
     """
     parser = _Parser(text, streams)
     parser.names = set(names)
+    parser.aliases = aliases or {}
     out: Any
     if clause == "window":
         out = parser.window()
@@ -392,5 +380,6 @@ def parse_clause(text: str, clause: str, streams: Mapping[str, CqlStream], names
     else:
         out = parser.shed()
     if parser.tok.kind != "end":
-        raise parser.fail(f"unexpected {parser.describe(parser.tok)}")
+        found = parser.describe(parser.tok)
+        raise parser.fail(f"expected {closer!r}, found {found}" if closer else f"unexpected {found}")
     return out

@@ -9,13 +9,15 @@ What a Flink SQL or ksqlDB user writes, over registered streams::
 The window clauses are CQL's (`[RANGE n [unit] [STRICT]]`, `[ROWS n]`, `[PARTITION BY f ROWS n]`
 after a stream, `WITHIN (a, b) n` after FROM, `SHED ...` at the end): they are read by the CQL
 parser (`streamjoin.query.cql.parse_clause`) and blanked out (replaced by spaces, so every
-position stays right) before sqlglot parses the rest. The ON conditions and WHERE form one
+position stays right) before sqlglot parses the rest (`streamjoin.query.sql_clauses`, which also
+lets a registered stream be named like a SQL keyword). Flink's interval joins and ksqlDB's
+`JOIN ... WITHIN` become `within` pairs (`streamjoin.query.sql_pairs`). The ON conditions and WHERE form one
 conjunction: each term that compares a `stream.field` with another or with a number, string or
 boolean becomes a `where` triple (its equalities between two inputs are the join graph); every other
 term (OR, NOT, arithmetic, functions, BETWEEN, IN, IS NULL, nested paths, NULL literals) goes into
 the query's `filter` expression (`streamjoin.query.expr`). Aliases name the inputs in the text
-only: the query JSON names each input by its stream. Every problem raises `CqlError` with field
-`sql` and the character position.
+only: the query JSON names each input by its stream. Every problem raises `SqlError` with field
+`sql` and the character position; a misspelt keyword is named with the one meant.
 
 >>> streams = {"a": Stream("net.a", "ts"), "b": Stream("net.b", "ts")}
 >>> q = parse_sql("SELECT * FROM a [RANGE 10 SECONDS] AS o JOIN b [ROWS 5] AS p ON o.k = p.k "
@@ -26,25 +28,36 @@ only: the query JSON names each input by its stream. Every problem raises `CqlEr
 Traceback (most recent call last):
 ...
 streamjoin.query.sql.SqlError: sql: unknown stream or alias 'q' at position 42 (line 1, column 43)
+>>> try:
+...     parse_sql("SELECT * FROM a o JION b p ON o.k = p.k", streams)
+... except SqlError as exc:
+...     exc.problem, exc.position
+("unknown keyword 'JION' (did you mean JOIN?)", 18)
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import sqlglot
-from sqlglot import Token, TokenType
-from sqlglot.errors import ParseError, TokenError
+from sqlglot import Token, TokenType, exp
+from sqlglot.dialects.dialect import Dialect
+from sqlglot.errors import ParseError
 
-from streamjoin.query.cql import MAX_CQL_LENGTH, CqlStream, Stream, parse_clause
+from streamjoin.query.cql import MAX_CQL_LENGTH, CqlStream, Stream
 from streamjoin.query.cql_lex import CqlError
 from streamjoin.query.errors import QueryError
+from streamjoin.query.sql_clauses import Clauses, names_as_identifiers
 from streamjoin.query.sql_terms import SqlTerms
 
-__all__ = ["SqlError", "Stream", "parse_sql"]
+__all__ = ["KEYWORDS", "SqlError", "Stream", "parse_sql"]
 
-_MAX_DEPTH = 32  # parentheses, as in CQL
+KEYWORDS = (
+    "SELECT", "FROM", "JOIN", "INNER", "WHERE", "AND", "NOT", "BETWEEN", "NULL", "TRUE", "FALSE",
+    "INTERVAL", "WITHIN", "SHED", "ON", "OR", "AS", "IN", "IS",
+)  # fmt: skip
+"""The SQL keywords the front end accepts (docs/queries.md, "SQL"): what a misspelt word is matched to."""
 
 
 class SqlError(CqlError):
@@ -52,96 +65,6 @@ class SqlError(CqlError):
 
     def __init__(self, text: str, position: int, message: str) -> None:
         super().__init__(text, position, message, field="sql")
-
-
-def _blank(text: str, start: int, end: int) -> str:
-    """Return `text` with [start, end) replaced by spaces (newlines kept)."""
-    return text[:start] + "".join(c if c == "\n" else " " for c in text[start:end]) + text[end:]
-
-
-def _only(text: str, start: int, end: int) -> str:
-    """Return `text` with everything outside [start, end) blanked."""
-    return _blank(_blank(text, end, len(text)), 0, start)
-
-
-class _Clauses:
-    """Find CQL's clauses in the token stream, read them, and blank them out of the text."""
-
-    def __init__(self, text: str, streams: Mapping[str, CqlStream]) -> None:
-        self.text = text
-        self.sql = text
-        self.streams = streams
-        self.windows: dict[str, tuple[int, int]] = {}  # stream as written -> span of its [...] inside
-        self.within: tuple[int, int] | None = None
-        self.shed: tuple[int, int] | None = None
-        try:
-            tokens = sqlglot.tokenize(text)
-        except TokenError:
-            raise SqlError(text, _token_error_position(text), "unterminated string or quoted name") from None
-        self._scan(tokens)
-
-    def _scan(self, tokens: list[Token]) -> None:
-        depth = 0
-        i = 0
-        while i < len(tokens):
-            tok = tokens[i]
-            kind, word = tok.token_type, tok.text.upper()
-            nxt = tokens[i + 1] if i + 1 < len(tokens) else None
-            if kind == TokenType.L_BRACKET and i >= 2 and depth == 0 and self._after_stream(tokens, i):
-                close = self._close(tokens, i)
-                self.windows[tokens[i - 1].text] = (tok.end + 1, tokens[close].start)
-                self.sql = _blank(self.sql, tok.start, tokens[close].end + 1)
-                i = close + 1
-                continue
-            if depth == 0 and word == "WITHIN" and nxt is not None and nxt.token_type == TokenType.L_PAREN:
-                end = self._clause_end(tokens, i + 1, ("WHERE", "SHED", ";"))
-                self.within = (tok.end + 1, end)
-                self.sql = _blank(self.sql, tok.start, end)
-            elif depth == 0 and word == "SHED" and nxt is not None and nxt.text.upper() == "MEMORY":
-                end = self._clause_end(tokens, i + 1, (";",))
-                self.shed = (tok.end + 1, end)
-                self.sql = _blank(self.sql, tok.start, end)
-            depth += kind == TokenType.L_PAREN
-            depth -= kind == TokenType.R_PAREN
-            if depth > _MAX_DEPTH:
-                raise SqlError(self.text, tok.start, f"parentheses nested deeper than {_MAX_DEPTH}")
-            i += 1
-
-    @staticmethod
-    def _after_stream(tokens: list[Token], i: int) -> bool:
-        name, before = tokens[i - 1], tokens[i - 2]
-        return name.token_type in (TokenType.VAR, TokenType.IDENTIFIER) and (
-            before.token_type in (TokenType.FROM, TokenType.JOIN, TokenType.COMMA)
-        )
-
-    def _close(self, tokens: list[Token], i: int) -> int:
-        for j in range(i + 1, len(tokens)):
-            if tokens[j].token_type == TokenType.R_BRACKET:
-                return j
-        raise SqlError(self.text, tokens[i].start, "'[' is not closed by ']'")
-
-    def _clause_end(self, tokens: list[Token], i: int, stops: tuple[str, ...]) -> int:
-        depth = 0
-        for tok in tokens[i:]:
-            depth += tok.token_type == TokenType.L_PAREN
-            depth -= tok.token_type == TokenType.R_PAREN
-            if depth == 0 and tok.text.upper() in stops:
-                return int(tok.start)
-        return len(self.text)
-
-    def read(self, clause: str, span: tuple[int, int], names: list[str]) -> Any:
-        try:
-            return parse_clause(_only(self.text, *span), clause, self.streams, names)
-        except CqlError as exc:
-            raise SqlError(self.text, exc.position, exc.problem) from None
-
-
-def _token_error_position(text: str) -> int:
-    """Return where an unreadable text goes wrong: its unterminated quote, else its end."""
-    for quote in ("'", '"'):
-        if text.count(quote) % 2:
-            return text.rfind(quote)
-    return len(text)
 
 
 def _parse_error_position(text: str, exc: ParseError) -> int:
@@ -154,6 +77,74 @@ def _parse_error_position(text: str, exc: ParseError) -> int:
         start = text.find("\n", start) + 1
     highlight = str(error.get("highlight") or "")
     return max(0, min(len(text), start + col - max(len(highlight), 1)))
+
+
+def _distance(a: str, b: str) -> int:
+    """Return the edit distance of `a` and `b`, a swap of two neighbours counting as one edit."""
+    rows = [list(range(len(b) + 1))]
+    for i, ca in enumerate(a, 1):
+        row = [i]
+        for j, cb in enumerate(b, 1):
+            row.append(min(rows[-1][j] + 1, row[j - 1] + 1, rows[-1][j - 1] + (ca != cb)))
+            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                row[j] = min(row[j], rows[-2][j - 2] + 1)
+        rows.append(row)
+    return rows[-1][-1]
+
+
+def _keyword_like(word: str) -> str | None:
+    """Return the keyword `word` is a misspelling of (one edit; two for long ones), if any."""
+    upper = word.upper()
+    if len(upper) < 3 or upper in KEYWORDS:
+        return None
+    for keyword in KEYWORDS:
+        if len(keyword) >= 3 and _distance(upper, keyword) <= (1 if len(keyword) <= 5 else 2):
+            return keyword
+    return None
+
+
+def _misspelt(
+    text: str, tokens: Sequence[Token], position: int, streams: Mapping[str, CqlStream]
+) -> SqlError | None:
+    """Return the error for the last misspelt keyword at or before `position` (where parsing failed)."""
+    for i in range(len(tokens) - 1, -1, -1):
+        tok = tokens[i]
+        if tok.start > position or tok.token_type != TokenType.VAR or tok.text in streams:
+            continue
+        before = tokens[i - 1].token_type if i else None
+        after = tokens[i + 1].token_type if i + 1 < len(tokens) else None
+        if TokenType.DOT in (before, after) or after == TokenType.L_PAREN:
+            continue  # a field path or a function: not a keyword's place
+        keyword = _keyword_like(tok.text)
+        if keyword is not None:
+            return SqlError(text, tok.start, f"unknown keyword {tok.text!r} (did you mean {keyword}?)")
+    return None
+
+
+def _parse(text: str, sql: str, streams: Mapping[str, CqlStream]) -> exp.Expr:
+    """Parse `sql` (the text with the clauses blanked) with sqlglot; raise `SqlError` at the problem."""
+    tokens = names_as_identifiers(sqlglot.tokenize(sql), streams)
+    first = tokens[0]
+    if first.token_type != TokenType.SELECT:
+        typo = _misspelt(text, tokens[:1], first.start, streams)
+        raise typo or SqlError(text, first.start, f"expected SELECT, found {first.text!r}")
+    try:
+        tree = Dialect.get_or_raise(None).parser().parse(tokens, sql)[0]
+    except ParseError as exc:
+        position = _parse_error_position(text, exc)
+        typo = _misspelt(text, tokens, position, streams)
+        if typo is not None:
+            raise typo from None
+        message = str(exc.errors[0].get("description")) if exc.errors else str(exc)
+        if message.startswith("Required keyword"):
+            message = "incomplete expression"
+        elif message.startswith("Invalid expression / Unexpected token"):
+            at = next((t for t in tokens if t.start == position), None)
+            message = f"unexpected {at.text!r}" if at is not None else "unexpected end of the text"
+        raise SqlError(text, position, message.split("\n")[0]) from None
+    if tree is None:
+        raise SqlError(text, 0, "expected SELECT, found the end of the text")
+    return tree
 
 
 def parse_sql(text: str, streams: Mapping[str, CqlStream]) -> dict[str, Any]:
@@ -171,19 +162,11 @@ def parse_sql(text: str, streams: Mapping[str, CqlStream]) -> dict[str, Any]:
         raise QueryError("sql", "must be a string")
     if len(text) > MAX_CQL_LENGTH:
         raise SqlError(text, MAX_CQL_LENGTH, f"the text is longer than {MAX_CQL_LENGTH} characters")
-    clauses = _Clauses(text, streams)
+    clauses = Clauses(text, streams, SqlError)
     if not clauses.sql.strip():
         raise SqlError(text, 0, "expected SELECT, found the end of the text")
     try:
-        tree = sqlglot.parse_one(clauses.sql)
-    except RecursionError:
-        raise SqlError(text, 0, "the text nests too deeply") from None
-    except ParseError as exc:
-        message = str(exc.errors[0].get("description")) if exc.errors else str(exc)
-        if message.startswith("Required keyword"):
-            message = "incomplete expression"
-        raise SqlError(text, _parse_error_position(text, exc), message.split("\n")[0]) from None
-    try:
-        return SqlTerms(text, streams, clauses.windows, SqlError).query(tree, clauses)
+        tree = _parse(text, clauses.sql, streams)
+        return SqlTerms(text, streams, SqlError).query(tree, clauses)
     except RecursionError:
         raise SqlError(text, 0, "the text nests too deeply") from None

@@ -14,6 +14,9 @@ from sqlglot import exp
 from streamjoin.query.cql import CqlStream
 from streamjoin.query.cql_lex import CqlError
 from streamjoin.query.expr import Call, Expr, Lit, Ref, dump_expr
+from streamjoin.query.sql_bounds import interval_ms
+from streamjoin.query.sql_clauses import JoinWithin
+from streamjoin.query.sql_pairs import SqlPairs
 from streamjoin.query.sql_select import select_list
 
 __all__ = ["SqlTerms"]
@@ -46,11 +49,15 @@ _SELECT_ARGS = frozenset({"expressions", "from_", "from", "joins", "where", "kin
 
 
 class _Clauses(Protocol):
-    windows: dict[str, tuple[int, int]]
+    text: str
+    windows: dict[str, dict[str, Any]]
     within: tuple[int, int] | None
     shed: tuple[int, int] | None
+    join_within: list[JoinWithin]
 
-    def read(self, clause: str, span: tuple[int, int], names: list[str]) -> Any: ...
+    def read(
+        self, clause: str, span: tuple[int, int], names: list[str], aliases: Mapping[str, str] | None = None
+    ) -> Any: ...
 
 
 def _position(node: exp.Expr) -> int:
@@ -63,11 +70,7 @@ class SqlTerms:
     """One translation: the text (for error positions), the registered streams, the aliases."""
 
     def __init__(
-        self,
-        text: str,
-        streams: Mapping[str, CqlStream],
-        windows: Mapping[str, tuple[int, int]],
-        error: Callable[[str, int, str], CqlError],
+        self, text: str, streams: Mapping[str, CqlStream], error: Callable[[str, int, str], CqlError]
     ) -> None:
         self.text = text
         self.streams = streams
@@ -90,7 +93,8 @@ class SqlTerms:
             raise self.fail(tree, "expected FROM")
         inputs = [self.input(source.this, clauses)]
         conditions: list[exp.Expr] = []
-        for join in tree.args.get("joins") or ():
+        joins: list[exp.Expr] = tree.args.get("joins") or []
+        for join in joins:
             if (
                 join.args.get("side")
                 or join.args.get("kind") not in (None, "", "INNER")
@@ -103,13 +107,19 @@ class SqlTerms:
         names = [i["stream"] for i in inputs]
         if tree.args.get("where") is not None:
             conditions.append(tree.args["where"].this)
-        where, terms = self.conditions(conditions)
-        out: dict[str, Any] = {"inputs": inputs, "where": where}
-        if terms:
-            out["filter"] = dump_expr(terms[0] if len(terms) == 1 else Call("and", tuple(terms)))
-        out |= select_list(tree.expressions, self.expr, self.alias, self.fail)
+        within: list[list[Any]] = []
         if clauses.within is not None:
-            out["within"] = clauses.read("within", clauses.within, names)
+            within = clauses.read("within", clauses.within, names, self.alias)
+        terms = self.conditions(conditions)
+        pairs = SqlPairs(self, inputs, joins, clauses)
+        within, terms = pairs.bounds(within, terms)
+        where, filters = self.split(terms)
+        out: dict[str, Any] = {"inputs": inputs, "where": where}
+        if filters:
+            out["filter"] = dump_expr(filters[0] if len(filters) == 1 else Call("and", tuple(filters)))
+        out |= select_list(tree.expressions, self.expr, self.alias, self.fail)
+        if within:
+            out["within"] = within
         if clauses.shed is not None:
             out["shedding"] = clauses.read("shed", clauses.shed, names)
         return out
@@ -129,26 +139,32 @@ class SqlTerms:
         stream = self.streams[name]
         entry: dict[str, Any] = {"stream": name, "topic": stream.topic, "timestamp": stream.timestamp}
         entry |= {} if stream.key is None else {"key": stream.key}
-        span = clauses.windows.get(name)
-        if span is not None:
-            entry["window"] = clauses.read("window", span, [])
+        window = clauses.windows.get(name)
+        if window is not None:
+            entry["window"] = window
         return entry
 
     # -- conditions -----------------------------------------------------------------------------------
-    def conditions(self, nodes: list[exp.Expr]) -> tuple[list[list[Any]], list[Expr]]:
-        """Split the conjunction of ON and WHERE into `where` triples and `filter` terms."""
-        where: list[list[Any]] = []
-        terms: list[Expr] = []
+    def conditions(self, nodes: list[exp.Expr]) -> list[tuple[int, Expr]]:
+        """Return the terms of the conjunction of ON and WHERE, each with its position."""
+        terms: list[tuple[int, Expr]] = []
         for node in nodes:
             for term in node.flatten() if isinstance(node, exp.And) else (node,):
                 term = term.unnest()
-                value = self.expr(term)
-                triple = self.triple(value)
-                if triple is not None:
-                    where.append(triple)
-                else:  # a constant term (`1 = 1`) is allowed, as in SQL
-                    terms.append(value)
-        return where, terms
+                terms.append((_position(term), self.expr(term)))
+        return terms
+
+    def split(self, terms: list[tuple[int, Expr]]) -> tuple[list[list[Any]], list[Expr]]:
+        """Split the terms into `where` triples and `filter` terms."""
+        where: list[list[Any]] = []
+        filters: list[Expr] = []
+        for _, value in terms:
+            triple = self.triple(value)
+            if triple is not None:
+                where.append(triple)
+            else:  # a constant term (`1 = 1`) is allowed, as in SQL
+                filters.append(value)
+        return where, filters
 
     def triple(self, value: Expr) -> list[Any] | None:
         """Return `value` as a `where` triple when it is one (a comparison of flat fields and literals)."""
@@ -187,6 +203,8 @@ class SqlTerms:
             return Lit(bool(node.this))
         if isinstance(node, exp.Null):
             return Lit(None)
+        if isinstance(node, exp.Interval):
+            return Lit(interval_ms(node, self.fail))
         for kind, op in _BINARY.items():
             if type(node) is kind:
                 return Call(op, (self.expr(node.this), self.expr(node.expression)))

@@ -245,7 +245,7 @@ class OperatorStats:
         help="The cost model's estimate for the plan running here.", table=False
     )
     observed_cost: float | None = _stat(
-        help="The cost-model quantity as measured on this partition.",
+        help="Probes + comparisons per input record on this partition, over every committed batch.",
         kind="gauge",
         metric="streamjoin_plan_observed_cost",
         summary="observed_cost",

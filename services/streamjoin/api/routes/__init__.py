@@ -2,10 +2,21 @@
 
 from fastapi import APIRouter, Depends
 
-from streamjoin.api.routes import backfills, control, health, metrics, plans, queries, results, streams, ui
+from streamjoin.api.routes import (
+    backfills,
+    control,
+    docs,
+    health,
+    metrics,
+    plans,
+    queries,
+    results,
+    streams,
+    ui,
+)
 from streamjoin.api.security import authorize
 
-__all__ = ["health_router", "metrics_router", "ui_router", "v1_router"]
+__all__ = ["docs_router", "health_router", "metrics_router", "ui_router", "v1_router"]
 
 v1_router = APIRouter(prefix="/v1", dependencies=[Depends(authorize)])
 v1_router.include_router(streams.router)
@@ -22,3 +33,5 @@ metrics_router.include_router(metrics.router)
 health_router = health.router
 
 ui_router = ui.router
+
+docs_router = docs.router

@@ -143,7 +143,7 @@ def window_tables(qo: QueryObservation) -> list[ControlTable]:
             "query": qo.query.name,
             "stream": stream,
             "topic": item.topic,
-            "window": spelling["window"],
+            "window": spelling.get("window"),  # absent: bounded by `within` pairs only
             "key": item.key,
             "rekeyed": route.rekeyed if route else None,
             "internal_topic": route.internal_topic if route else None,

@@ -4,8 +4,10 @@
 "use strict";
 
 const TOKEN_KEY = "streamjoin.token";
+const QUERIES_EVERY_MS = 3000; // the query list refreshes itself this often (docs/console.md)
 const $ = (id) => document.getElementById(id);
 let selected = null;
+let queriesLoading = false;
 let resultsAbort = null;
 let validateTimer = null;
 let validateSeq = 0;
@@ -74,8 +76,8 @@ async function loadStreams() {
 async function loadQueries() {
   const r = await api("GET", "/v1/queries");
   const body = $("queries").tBodies[0];
-  body.replaceChildren();
-  if (!r.ok) { notice("queries: " + errorText(r)); return; }
+  if (!r.ok) { body.replaceChildren(); notice("queries: " + errorText(r)); return; }
+  const rows = [];
   for (const q of r.data) {
     const tr = el("tr");
     tr.dataset.query = q.name;
@@ -94,8 +96,17 @@ async function loadQueries() {
     const act = el("td");
     act.append(action);
     tr.append(name, status, el("td", why(q), "why"), el("td", q.partitions.length), act);
-    body.append(tr);
+    rows.push(tr);
   }
+  body.replaceChildren(...rows); // in one step: the list never shows empty between two reads
+  $("queries-updated").textContent = "updated " + new Date().toLocaleTimeString();
+}
+
+// Re-read the query list every QUERIES_EVERY_MS while the tab is visible, one read at a time.
+async function pollQueries() {
+  if (queriesLoading || document.hidden) return;
+  queriesLoading = true;
+  try { await loadQueries(); } finally { queriesLoading = false; }
 }
 
 async function loadPlan(name) {
@@ -201,13 +212,18 @@ function draft() {
   return body;
 }
 
-// The line of the query text holding `position`, and a caret under that character.
-function caret(position) {
-  if (typeof position !== "number") return "";
+// The line of the query text holding `position` and a caret under that character, in a block that
+// never wraps (it scrolls sideways), so the caret stays under its column however long the line is.
+// Tabs before the column are kept in the caret's line, so they push it as far as in the text.
+function excerpt(position) {
   const text = $("q-text").value;
   const start = text.lastIndexOf("\n", position - 1) + 1;
   const end = text.indexOf("\n", position);
-  return "\n" + text.slice(start, end < 0 ? undefined : end) + "\n" + " ".repeat(position - start) + "^";
+  const line = text.slice(start, end < 0 ? undefined : end);
+  const pre = el("pre", null, "excerpt");
+  const mark = el("span", line.slice(0, position - start).replace(/[^\t]/g, " ") + "^", "caret");
+  pre.append(el("span", line, "line"), document.createTextNode("\n"), mark);
+  return pre;
 }
 
 async function validate() {
@@ -221,7 +237,13 @@ async function validate() {
     out.textContent = "valid: reads " + r.data.streams.join(", ") + (r.data.exists ? " (a query of this name exists)" : "");
   } else {
     out.className = "validation error";
-    out.textContent = errorText(r) + caret(r.data && r.data.position);
+    out.replaceChildren(el("div", errorText(r), "message"));
+    const position = r.data && r.data.position;
+    if (typeof position !== "number") return;
+    const pre = excerpt(position);
+    out.append(pre);
+    const mark = pre.querySelector(".caret");
+    pre.scrollLeft = Math.max(0, mark.offsetWidth - pre.clientWidth / 2); // the caret in view
   }
 }
 
@@ -259,4 +281,5 @@ document.addEventListener("DOMContentLoaded", () => {
     if (resultsAbort) { resultsAbort.abort(); } else if (selected) { streamResults(selected); }
   });
   refresh();
+  setInterval(pollQueries, QUERIES_EVERY_MS);
 });
