@@ -54,7 +54,7 @@ POISON_KINDS: tuple[PoisonKind, ...] = (
     PoisonKind("ts-true", b'{"ts": true, "k": @K, "v": 1}', "not a finite number"),
     PoisonKind("ts-string", b'{"ts": "@TS", "k": @K, "v": 1}', "not a finite number"),
     PoisonKind("ts-null", b'{"ts": null, "k": @K, "v": 1}', "not a finite number"),
-    PoisonKind("ts-ahead", b'{"ts": @AHEAD, "k": @K, "v": 1}', "ahead of the watermark"),
+    PoisonKind("ts-ahead", b'{"ts": @AHEAD, "k": @K, "v": 1}', "ahead of the newest timestamp"),
     PoisonKind("key-true", b'{"ts": @TS, "k": true, "v": 1}', "is a boolean"),
     PoisonKind("infinity", b'{"ts": @TS, "k": @K, "v": 1, "x": Infinity}', "not JSON: Infinity"),
     PoisonKind("minus-infinity", b'{"ts": @TS, "k": @K, "v": -Infinity}', "not JSON: -Infinity"),

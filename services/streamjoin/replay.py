@@ -119,7 +119,7 @@ class DeadLetterLog:
 def read_events(
     query: QueryDef,
     lines: Iterable[str],
-    watermark: Callable[[], float] | None = None,
+    bounded: bool = False,
     on_malformed: Callable[[DeadLetter], None] | None = None,
 ) -> Iterator[tuple[int, str, float, dict[str, Any], int]]:
     """Yield (line number, stream, timestamp, record, size) for each events line, validated.
@@ -127,8 +127,8 @@ def read_events(
     A line that is not `{"stream": ..., "record": ...}` of a stream of the query is a bad events file:
     ReplayError. A record the query cannot use (the rules of the joiner's `RecordReader`, `NaN` and
     overflowing numbers included) is given to `on_malformed` and skipped, as the joiner dead-letters
-    it; without `on_malformed` it is a ReplayError. `watermark` returns the watermark as it stands: a
-    record further ahead of it than the reader's `max_future` is malformed, as in the joiner.
+    it; without `on_malformed` it is a ReplayError. `bounded`: a record further ahead of the newest
+    timestamp its input has shown than the reader's `max_future` is malformed, as in the joiner.
     """
     reader = RecordReader(query)
     streams = set(query.stream_names)
@@ -137,8 +137,9 @@ def read_events(
             continue
         try:
             stream, record, kafka_ts = _envelope(line, number, streams)
-            horizon = reader.horizon(watermark()) if watermark is not None else math.inf
+            horizon = reader.horizon(stream) if bounded else math.inf
             ts, value = reader.read(stream, record, kafka_ts, horizon)
+            reader.shown(stream, 0, ts)
         except MalformedRecord as exc:
             where = exc.stream if isinstance(exc, _PoisonLine) else stream
             letter = DeadLetter(number, where, str(exc), line.rstrip("\r\n"))
@@ -247,9 +248,8 @@ def _replay(
         if on_malformed is not None:
             on_malformed(letter)
 
-    engine = operator.engine
     skipping = None if on_malformed is None else skip
-    for number, stream, ts, record, size in read_events(query, lines, lambda: engine.watermark, skipping):
+    for number, stream, ts, record, size in read_events(query, lines, True, skipping):
         offset = offsets[stream]
         offsets[stream] = offset + 1
         add(stream, record, ts=ts, offset=offset, size=size, extra=piece(index[stream], offset, record))

@@ -114,8 +114,8 @@ class Settings(BaseSettings):
         ge=0,
         allow_inf_nan=False,
         description=(
-            "How far ahead of a query's watermark a record's timestamp may be (the query's unit, usually "
-            "ms; default 7 days) before it is dead-lettered."
+            "How far ahead of the newest timestamp its input has shown a record's timestamp may be (the "
+            "query's unit, usually ms; default 7 days) before it is dead-lettered."
         ),
     )
     max_record_bytes: int = Field(

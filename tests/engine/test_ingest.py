@@ -91,14 +91,31 @@ def test_true_never_joins_one() -> None:
     assert joined == []
 
 
-def test_horizon_refuses_records_far_ahead_of_the_watermark() -> None:
+def test_the_horizon_follows_what_each_input_has_shown() -> None:
     reader = RecordReader(QUERY, max_future=1_000)
-    assert reader.horizon(-math.inf) == math.inf  # no watermark yet: nothing to be ahead of
-    assert reader.horizon(500) == 1_500
-    assert reader.horizon(500, slack=250) == 1_750
-    reader.decode("a", b'{"ts": 1500, "k": 1}', horizon=reader.horizon(500))
-    with pytest.raises(MalformedRecord, match="max_future=1000 ahead of the watermark"):
-        reader.decode("a", b'{"ts": 1501, "k": 1}', horizon=reader.horizon(500))
+
+    def read(stream: str, ts: float, partition: int = 0) -> None:
+        ts, _ = reader.read(stream, {"ts": ts, "k": 1}, horizon=reader.horizon(stream))
+        reader.shown(stream, partition, ts)
+
+    assert reader.horizon("a") == math.inf  # nothing shown yet
+    read("a", -5)
+    read("a", -5, partition=1)
+    assert reader.horizon("a") == math.inf  # the first record of a partition bounds nothing
+    read("a", 10_000)
+    assert reader.horizon("a") == 11_000 and reader.horizon("a", slack=250) == 11_250
+    assert reader.horizon("b") == math.inf  # each input has its own
+    read("a", 10_800, partition=1)  # over the input's partitions
+    read("a", 3)  # an older record does not pull it back
+    assert reader.horizon("a") == 11_800 and reader.newest("a") == 10_800
+    reason = (
+        r"timestamp 11801 is more than max_future=1000 ahead of the newest timestamp of input 'a' \(10800\)"
+    )
+    with pytest.raises(MalformedRecord, match=reason):
+        read("a", 11_801)
+    assert reader.newest("a") == 10_800
     unbounded = RecordReader(QUERY, max_future=None)
-    assert unbounded.horizon(500) == math.inf
+    for ts in (1, 2):
+        unbounded.shown("a", 0, ts)
+    assert unbounded.horizon("a") == math.inf and unbounded.newest("a") == 2
     assert RecordReader(QUERY).max_future == DEFAULT_MAX_FUTURE

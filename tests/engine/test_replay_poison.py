@@ -34,11 +34,14 @@ def _lines(*events: tuple[str, object]) -> list[str]:
         ('{"stream": "a", "record": {"ts": NaN, "k": 1}}', "NaN is not JSON"),
         ('{"stream": "a", "record": {"ts": 3, "k": 1, "x": Infinity}}', "Infinity is not JSON"),
         ('{"stream": "a", "record": {"ts": 3, "k": false}}', "is a boolean"),
-        ('{"stream": "a", "record": {"ts": 100000000000, "k": 1}}', "ahead of the watermark"),
+        (
+            '{"stream": "a", "record": {"ts": 100000000000, "k": 1}}',
+            "ahead of the newest timestamp of input 'a'",
+        ),
     ],
 )
 def test_replay_refuses_poison(line: str, reason: str) -> None:
-    lines = [*_lines(("a", {"ts": 1, "k": 1}), ("b", {"ts": 2, "k": 1})), line]
+    lines = [*_lines(("a", {"ts": 1, "k": 1}), ("a", {"ts": 2, "k": 1})), line]
     with pytest.raises(ReplayError, match=f"line 3: .*{reason}"):
         replay(QUERY, lines, io.StringIO())
 

@@ -1,5 +1,6 @@
-"""The batch builder's bounds, in memory: the horizon (max_future, growing while the watermark
-stands still) and results or dead letters over max_record_bytes turned into references."""
+"""The batch builder's bounds, in memory: the horizon (max_future past the newest timestamp each
+input has shown, growing while it stands still) and results or dead letters over max_record_bytes
+turned into references."""
 
 from __future__ import annotations
 
@@ -7,21 +8,24 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+import pytest
+
 from streamjoin.engine import MultiJoin
 from streamjoin.joiner.batch import BatchBuilder, BuiltBatch
-from streamjoin.query import parse_query
+from streamjoin.query import QueryDef, parse_query
 
-QUERY = parse_query(
-    {
-        "name": "q",
-        "inputs": [
-            {"stream": "a", "topic": "t.a", "timestamp": "ts", "window": {"range": 50}},
-            {"stream": "b", "topic": "t.b", "timestamp": "ts", "window": {"range": 50}},
-        ],
-        "where": [["a.k", "=", "b.k"]],
-        "output": {"topic": "out"},
-    }
-)
+RAW: dict[str, Any] = {
+    "name": "q",
+    "inputs": [
+        {"stream": "a", "topic": "t.a", "timestamp": "ts", "window": {"range": 50}},
+        {"stream": "b", "topic": "t.b", "timestamp": "ts", "window": {"range": 50}},
+    ],
+    "where": [["a.k", "=", "b.k"]],
+    "output": {"topic": "out"},
+}
+QUERY = parse_query(RAW)
+DAY_MS = 86_400_000
+NOW_MS = 1_790_000_000_000
 
 
 @dataclass
@@ -43,9 +47,9 @@ class TP:
 class Feed:
     """One operator's builder and engine, fed record by record."""
 
-    def __init__(self, **limits: Any) -> None:
-        self.builder = BatchBuilder(QUERY, 0, "dead", **limits)
-        self.engine = MultiJoin(QUERY, journal=True)
+    def __init__(self, query: QueryDef = QUERY, **limits: Any) -> None:
+        self.builder = BatchBuilder(query, 0, "dead", **limits)
+        self.engine = MultiJoin(query, journal=True)
         for stream in "ab":
             self.engine.assign(stream, [0])
         self.offsets = {"t.a": 0, "t.b": 0}
@@ -73,13 +77,42 @@ def _reasons(built: BuiltBatch) -> list[str]:
 
 def test_far_future_records_are_dead_letters_until_wall_time_catches_up() -> None:
     feed = Feed(max_future=1_000)
-    feed.send(100.0, ("a", _rec(10)), ("b", _rec(10)))  # watermark 10
+    feed.send(100.0, ("a", _rec(9)), ("a", _rec(10)), ("b", _rec(9)), ("b", _rec(10)))  # newest 10
     built = feed.send(100.0, ("a", _rec(5_000)))
-    assert len(built.dead) == 1 and "max_future=1000 ahead of the watermark" in _reasons(built)[0]
+    assert _reasons(built) == [
+        "timestamp 5000 is more than max_future=1000 ahead of the newest timestamp of input 'a' (10)"
+    ]
     assert feed.engine.watermark == 10  # the clock did not move
     # The producer paused 5 s of wall time: the horizon grew by 5,000 (ms), the record is accepted.
     built = feed.send(105.0, ("a", _rec(5_000)), ("b", _rec(5_000)))
     assert not built.dead and len(built.results) == 1
+    counters = built.commit.counters
+    assert counters["dead"] == 0 and feed.send(105.0, ("a", _rec(10**12))).commit.counters["malformed:a"] == 1
+
+
+def test_lateness_does_not_pull_the_horizon_back() -> None:
+    feed = Feed(parse_query({**RAW, "lateness": 10**9}))
+    built = feed.send(0.0, ("a", _rec(1)), ("b", _rec(1)), ("a", _rec(2)), ("b", _rec(3)))
+    assert feed.engine.watermark == 2 - 10**9  # far behind: it no longer bounds the future
+    assert not built.dead
+    built = feed.send(0.0, ("a", _rec(10 * DAY_MS)), ("b", _rec(2)))
+    assert _reasons(built) == [
+        "timestamp 864000000 is more than max_future=604800000 ahead of the newest timestamp of input 'a' (2)"
+    ]
+
+
+@pytest.mark.parametrize("old", [NOW_MS - 8 * DAY_MS, -5], ids=["8 days old", "negative"])
+def test_one_old_first_record_bounds_nothing(old: int) -> None:
+    feed = Feed()
+    # The first record of each input is old, and the second is read first in the next batch.
+    built = feed.send(0.0, ("a", _rec(old, k=9)), ("b", _rec(old, k=9)))
+    goods = [("a" if i % 2 else "b", _rec(NOW_MS + i)) for i in range(20)]
+    built = feed.send(0.0, *goods)
+    assert not built.dead and built.late == 0
+    assert len(built.results) == 9 * 10  # every a with every b, but a's newest waits for the watermark
+    # the guard still holds once the inputs have shown their present
+    built = feed.send(0.0, ("b", _rec(NOW_MS + 8 * DAY_MS)))
+    assert len(built.dead) == 1
 
 
 def test_poison_timestamps_do_not_move_the_clock() -> None:
@@ -104,8 +137,10 @@ def test_oversized_results_and_dead_letters_become_references() -> None:
     assert built.commit.counters["results"] == 0 and built.commit.counters["dead"] == 2
 
 
-def test_before_the_watermark_the_earliest_timestamp_bounds_the_future() -> None:
+def test_before_the_watermark_the_inputs_newest_timestamp_bounds_the_future() -> None:
     feed = Feed(max_future=1_000)
     built = feed.send(0.0, ("a", _rec(10)), ("a", _rec(900)), ("a", _rec(5_000)))  # b has no record yet
     assert feed.engine.watermark == float("-inf")
-    assert _reasons(built) == ["timestamp 5000 is more than max_future=1000 ahead of the watermark"]
+    assert _reasons(built) == [
+        "timestamp 5000 is more than max_future=1000 ahead of the newest timestamp of input 'a' (900)"
+    ]

@@ -2,7 +2,7 @@
 
 Every kind of record that used to stop a partition (issue "Faults", item 1) is produced through the
 real broker to a real worker: a timestamp of 10**400, 1e300, NaN or `true`; `Infinity` or 1e999 in
-a field; `true` as a join key next to `1`; a timestamp far ahead of the watermark; a malformed
+a field; `true` as a join key next to `1`; a timestamp far ahead of its input's newest; a malformed
 record larger than the dead-letter topic takes; and a valid record whose results are larger than
 the output topic takes. The output must equal the oracle's, less the oversized results, which
 arrive on the dead-letter topic as references (their ids).
@@ -46,7 +46,7 @@ POISON: list[tuple[bytes, str]] = [
     (b'{"ts": 5, "k": true, "v": 1}', "is a boolean"),
     (b'{"ts": 5, "k": 1, "v": 1, "x": Infinity}', "not JSON: Infinity"),
     (b'{"ts": 5, "k": 1, "v": 1e999}', "too large for a double"),
-    (b'{"ts": 1000000000000, "k": 1, "v": 1}', "ahead of the watermark"),
+    (b'{"ts": 1000000000000, "k": 1, "v": 1}', "ahead of the newest timestamp"),
     (b'{"bad": "' + b"x" * 6000 + b'"', "dropped"),  # malformed, and larger than the dead-letter topic
 ]
 

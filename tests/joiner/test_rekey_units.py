@@ -119,7 +119,13 @@ class Operator:
             engine.observe(stream, partition, ts)
 
         self.reader = RekeyedReader(
-            setup, committed or {}, observe=observe, set_idle=engine.set_idle, idle_ms=60_000, now=0.0
+            setup,
+            committed or {},
+            observe=observe,
+            set_idle=engine.set_idle,
+            is_idle=engine.is_idle,
+            idle_ms=60_000,
+            now=0.0,
         )
         self.builder.rekeyed = self.reader
         self.offsets: dict[str, int] = {}

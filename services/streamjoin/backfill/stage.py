@@ -131,7 +131,7 @@ class GroupRunner:
         previous: tuple[int, int, int] | None = None
         since_advance = 0
         names, codecs = self._names, self._codecs
-        horizon = self._reader.horizon  # far-future records are refused as in the joiner
+        horizon, shown = self._reader.horizon, self._reader.shown  # far-future records: as in the joiner
         for batch in batches:
             columns = [
                 batch[name].tolist()
@@ -155,10 +155,11 @@ class GroupRunner:
                 decode, piece_of = codecs[index]
                 kts = None if kafka_ts is None or kafka_ts != kafka_ts else int(kafka_ts)  # None or NaN
                 try:
-                    ts, decoded = decode(stream, value, kts, horizon(operator.watermark))
+                    ts, decoded = decode(stream, value, kts, horizon(stream))
                 except MalformedRecord as exc:
                     self._malformed(str(exc))
                     continue
+                shown(stream, int(part), ts)
                 if sort_ts is None or sort_ts != sort_ts:  # fed unsorted, first: it must not join
                     self._malformed(_UNREADABLE)
                     continue

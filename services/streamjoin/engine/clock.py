@@ -8,8 +8,14 @@ Contract:
 - `take_released(bound, inclusive)`: pop the buffered records below `bound` (or at it, `inclusive`),
   in timestamp order, ties in arrival order.
 - The watermark is the smallest newest timestamp of every active partition, minus the lateness; a
-  partition that has seen nothing holds it at -infinity; idle partitions do not hold it back. When
-  every partition is idle, it is the largest newest timestamp, minus the lateness.
+  partition that has seen nothing holds it at -infinity; idle partitions do not hold it back. It
+  never goes back.
+- Idle flush: when every partition is idle, the watermark is the largest newest timestamp (no
+  lateness) and *closed*: every record at or below it is released, and one arriving at it later is
+  late. When input resumes after that (a record or a progress marker of any partition), every
+  partition is active again and holds the watermark at its newest timestamp until it speaks or its
+  host marks it idle again, so the ordinary disorder between the partitions of the next burst makes
+  no late record (docs/queries.md, "Idle timeout").
 """
 
 from __future__ import annotations
@@ -63,6 +69,12 @@ class Clock:
         self._buffer_tail_ts = _NEG_INF
         self._buffer_sorted = True
         self.watermark = _NEG_INF
+        self.closed = False
+        """True when records at the watermark itself are released too (an idle flush): a record
+        arriving at it is late."""
+        self.all_idle = False
+        """True while every partition is idle (the watermark was flushed; the next arrival resumes)."""
+        self._accepted_from = _NEG_INF  # the smallest timestamp that is not late
         self._lowest_max: float | None = None  # the smallest newest-timestamp among active partitions
 
     # -- partitions -------------------------------------------------------------------------
@@ -83,9 +95,20 @@ class Clock:
             self.idle.discard(key)
         self.update_watermark()
 
+    def is_idle(self, stream: str, partition: int) -> bool:
+        """Return True if `partition` of `stream` is idle (it does not hold the watermark back)."""
+        return (self._index[stream], partition) in self.idle
+
+    def _resume(self) -> None:
+        """Input resumes after an idle flush: every partition holds the watermark again."""
+        self.idle.clear()
+        self.update_watermark()
+
     def observe(self, stream: str, partition: int, ts: float) -> None:
         """Note that `partition` of `stream` has sent everything up to `ts` (a progress marker of a
         re-keyed input): its clock moves as a record at `ts` would move it, and it is active again."""
+        if self.all_idle:
+            self._resume()
         key = (self._index[stream], partition)
         seen = self.max_ts.get(key, _NEG_INF)
         if seen is None or ts > seen:
@@ -115,7 +138,9 @@ class Clock:
         last_ts = stats.last_ts
         if last_ts is None or ts > last_ts:
             stats.last_ts = ts
-        if ts < self.watermark:  # the watermark before this record: late means below it on arrival
+        if self.all_idle:  # the first arrival after an idle flush
+            self._resume()
+        if ts < self._accepted_from:  # the watermark before this record: late means below it on arrival
             stats.late += 1
             return False
         key = (i, partition)
@@ -156,21 +181,31 @@ class Clock:
             if idle and key in idle:
                 continue
             if ts is None:  # a partition that has not seen a record holds the watermark back
+                self.all_idle = False
                 self._lowest_max = None
                 return
             any_active = True
             if lowest is None or ts < lowest:
                 lowest = ts
-        if not any_active:
+        self.all_idle = not any_active and bool(self.max_ts)
+        if self.all_idle:
             # Every partition idle: nothing active will move the watermark, so it goes to the
-            # largest newest timestamp (Flink's valve flushes the same way) and everything held is
-            # joined. The smallest left the records above it waiting for new input for good.
-            for ts in self.max_ts.values():
-                if ts is not None and (lowest is None or ts > lowest):
-                    lowest = ts
+            # largest newest timestamp (Flink's valve flushes the same way), lateness or not, and
+            # is closed: everything held is joined, those at the largest timestamp included.
+            newest = max((ts for ts in self.max_ts.values() if ts is not None), default=None)
+            self._lowest_max = newest
+            if newest is not None and (newest > self.watermark or not self.closed):
+                self._set_watermark(max(newest, self.watermark), closed=True)
+            return
         self._lowest_max = lowest
         if lowest is not None and lowest - self._lateness > self.watermark:
-            self.watermark = lowest - self._lateness
+            self._set_watermark(lowest - self._lateness, closed=False)
+
+    def _set_watermark(self, watermark: float, *, closed: bool) -> None:
+        self.watermark = watermark
+        self.closed = closed
+        # Closed: the smallest timestamp above the watermark is the first one that is not late.
+        self._accepted_from = math.nextafter(watermark, math.inf) if closed else watermark
 
     # -- release ----------------------------------------------------------------------------
 
@@ -208,13 +243,14 @@ class Clock:
         """Return the clock's part of a checkpoint's scalars."""
         return {
             "watermark": self.watermark,
+            "closed": self.closed,
             "max_ts": [[i, p, ts] for (i, p), ts in self.max_ts.items()],
             "idle": [list(key) for key in self.idle],
         }
 
     def restore(self, scalars: Mapping[str, Any]) -> None:
         """Restore the watermark and partition clocks of `scalars`."""
-        self.watermark = float(scalars["watermark"])
+        self._set_watermark(float(scalars["watermark"]), closed=bool(scalars.get("closed", False)))
         for i, p, ts in scalars["max_ts"]:
             self.max_ts[(int(i), int(p))] = ts
         self.idle = {(int(i), int(p)) for i, p in scalars["idle"]}

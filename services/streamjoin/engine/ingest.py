@@ -9,8 +9,9 @@ joiner and the back-fill all read records through this one class, so they apply 
   reach an output record as bare tokens;
 - an equi-join attribute is a string or a number, not an object, an array or a boolean (Python's
   `True == 1` would otherwise join JSON `true` with `1`);
-- a timestamp beyond the caller's `horizon` (the watermark plus `max_future`, see `RecordReader`)
-  is refused, so one record cannot move the clock past every later one.
+- a timestamp more than `max_future` ahead of the newest one its input has shown (over its
+  partitions, not counting the first record of each) is refused, so one record cannot move the
+  clock past every later one; the caller passes the bound (`RecordReader.horizon`) to `read`.
 """
 
 from __future__ import annotations
@@ -35,8 +36,8 @@ TIMESTAMP_LIMIT = 2**53
 285,000 years either side of 1970)."""
 
 DEFAULT_MAX_FUTURE = 7 * 86_400_000
-"""How far (in the query's timestamp unit, read as ms: 7 days) a record may be ahead of the
-watermark before it is dead-lettered; the `max_future` setting overrides it."""
+"""How far (in the query's timestamp unit, read as ms: 7 days) a record may be ahead of the newest
+timestamp its input has shown before it is dead-lettered; the `max_future` setting overrides it."""
 
 
 class MalformedRecord(ValueError):
@@ -75,10 +76,14 @@ def loads_record(raw: bytes | str) -> Any:
 
 
 class RecordReader:
-    """Validate the records of one query's inputs.
+    """Validate the records of one query's inputs, and keep what each input has shown.
 
-    `max_future` bounds how far ahead of the watermark a record may be (Flink's bounded
-    out-of-orderness, the other way round); None: no bound. Callers pass `horizon` to `read`.
+    `max_future` bounds how far ahead of the newest timestamp its input has shown a record may be
+    (Flink's bounded out-of-orderness, the other way round); None: no bound. The bound is measured
+    from the input itself, never from the watermark (which trails by `lateness`), and never from
+    the first record of a partition: one early record, however old, bounds nothing. A host reads
+    every input through one reader: it passes `horizon(stream)` to `read`, and tells `shown` the
+    partition and timestamp of each record `read` returned.
     """
 
     def __init__(self, query: QueryDef, *, max_future: float | None = DEFAULT_MAX_FUTURE) -> None:
@@ -88,12 +93,31 @@ class RecordReader:
         # Equi-join attributes are required (a record without one could never be bucketed); fields
         # of theta predicates and filters may be missing: the predicate is then simply false.
         self._required = {s: tuple(fields) for s, fields in index_fields(query).items()}
+        self._started: set[tuple[str, int]] = set()  # (input, partition) that have shown a record
+        self._newest: dict[str, float] = {}  # per input, not counting the first of each partition
+        self._limit: dict[str, float] = {}  # per input, the newest plus `max_future`
 
-    def horizon(self, watermark: float, slack: float = 0.0) -> float:
-        """Return the largest timestamp accepted while the watermark is `watermark` (plus `slack`)."""
-        if self.max_future is None or not math.isfinite(watermark):
-            return math.inf
-        return watermark + self.max_future + slack
+    def shown(self, stream: str, partition: int, ts: float) -> None:
+        """Note that `partition` of input `stream` has shown a valid record at `ts` (one `read`
+        accepted); the first record of each partition is not counted."""
+        key = (stream, partition)
+        if key not in self._started:
+            self._started.add(key)
+            return
+        newest = self._newest.get(stream)
+        if newest is None or ts > newest:
+            self._newest[stream] = ts
+            if self.max_future is not None:
+                self._limit[stream] = ts + self.max_future
+
+    def newest(self, stream: str) -> float | None:
+        """Return the newest timestamp `stream` has shown (`shown`), or None while it has none."""
+        return self._newest.get(stream)
+
+    def horizon(self, stream: str, slack: float = 0.0) -> float:
+        """Return the largest timestamp accepted next on `stream`: `max_future` (plus `slack`) past
+        the newest timestamp it has shown, or infinity while it has none (or without a bound)."""
+        return self._limit.get(stream, math.inf) + slack
 
     def decode(
         self, stream: str, raw: bytes | str | None, kafka_ts: float | None = None, horizon: float = math.inf
@@ -125,7 +149,7 @@ class RecordReader:
             if type(ts) is not int and (type(ts) is not float or not math.isfinite(ts)):
                 raise MalformedRecord(f"timestamp field {field!r} is not a finite number: {_short(ts)}")
         if not -TIMESTAMP_LIMIT <= ts <= TIMESTAMP_LIMIT or ts > horizon:
-            self._refuse_timestamp(ts)
+            self._refuse_timestamp(stream, ts)
         for name in self._required[stream]:
             key = value.get(name)
             kind = type(key)
@@ -133,11 +157,12 @@ class RecordReader:
                 _check_key(name, key)
         return ts, value
 
-    def _refuse_timestamp(self, ts: float) -> NoReturn:
+    def _refuse_timestamp(self, stream: str, ts: float) -> NoReturn:
         if not -TIMESTAMP_LIMIT <= ts <= TIMESTAMP_LIMIT:
             raise MalformedRecord(f"timestamp {_short(ts)} is out of range (beyond +-2**53)")
         raise MalformedRecord(
-            f"timestamp {_short(ts)} is more than max_future={self.max_future} ahead of the watermark"
+            f"timestamp {_short(ts)} is more than max_future={self.max_future} ahead of the newest "
+            f"timestamp of input {stream!r} ({_short(self.newest(stream))})"
         )
 
 

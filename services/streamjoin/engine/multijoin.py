@@ -7,6 +7,8 @@ Contract (what happens when):
   *released* in timestamp order. Released records enter their windows and, under
   eager evaluation, are joined at once; under lazy evaluation they are joined as one batch each time
   the watermark crosses a multiple of tau. Expiration is eager (before every probe) or lazy (every tau).
+  While every input partition is idle (`set_idle`), `advance` releases and joins everything held,
+  as `finish` does, but new records may follow (the idle flush, see `Clock`).
 - `finish` (end of input): everything buffered is released and joined.
 - `set_plan` switches the join order; it takes effect for the next record or batch joined.
 Releasing in timestamp order is what makes count windows and out-of-order input (within `lateness`)
@@ -179,6 +181,11 @@ class MultiJoin:
         """Mark a partition idle (it stops holding the watermark back) or active again."""
         self._clock.set_idle(stream, partition, idle)
 
+    def is_idle(self, stream: str, partition: int) -> bool:
+        """Return True if `partition` of `stream` is idle. A record clears its own partition's flag,
+        and the first arrival after every partition was idle clears them all."""
+        return self._clock.is_idle(stream, partition)
+
     def observe(self, stream: str, partition: int, ts: float) -> None:
         """Move `partition` of `stream`'s clock to `ts` without a record (a progress marker)."""
         self._clock.observe(stream, partition, ts)
@@ -204,20 +211,23 @@ class MultiJoin:
 
     def advance(self) -> list[Result]:
         """Release what the watermark allows, join it, and return the new results."""
-        return self._release(self._clock.watermark, final=False)
+        clock = self._clock
+        # Closed (an idle flush): no record at the watermark can come any more, so it is released
+        # too; every partition idle: a lazy batch is joined now rather than at the next epoch.
+        return self._release(clock.watermark, inclusive=self._inclusive or clock.closed, flush=clock.all_idle)
 
     def finish(self) -> list[Result]:
         """End of input: release and join everything still buffered."""
-        return self._release(math.inf, final=True)
+        return self._release(math.inf, inclusive=True, flush=True)
 
-    def _release(self, watermark: float, *, final: bool) -> list[Result]:
-        released = self._clock.take_released(watermark, self._inclusive or final)
+    def _release(self, watermark: float, *, inclusive: bool, flush: bool) -> list[Result]:
+        released = self._clock.take_released(watermark, inclusive)
         results: list[Result] = []
         if released:
             self._progress.last_released_ts = released[-1].ts
             if self._journal is not None:
                 self._journal.released.extend(released)
-        self._schedule.release(released, watermark, final, results)
+        self._schedule.release(released, watermark, flush, results)
         return results
 
     # -- checkpoints ------------------------------------------------------------------------
@@ -234,6 +244,7 @@ class MultiJoin:
         return {
             "next_seq": progress.next_seq,
             "watermark": clock["watermark"],
+            "closed": clock["closed"],
             "last_released_ts": progress.last_released_ts,
             "last_joined_seq": progress.last_joined_seq,
             "lazy_evaluation": self._lazy_eval,

@@ -153,7 +153,11 @@ class Schedule(Protocol):
     ) -> None: ...
 
     def release(self, released: list[Entry], watermark: float, final: bool, results: list[Result]) -> None:
-        """Take records released in timestamp order (their `seq` unset); join what is due."""
+        """Take records released in timestamp order (their `seq` unset); join what is due.
+
+        `final`: nothing is held back any more (the end of input, or every input partition idle):
+        join everything released so far.
+        """
         ...
 
 

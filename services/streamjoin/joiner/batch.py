@@ -4,14 +4,14 @@ Pure apart from the clock: no Kafka, no Redis. `BatchBuilder` keeps the per-oper
 outlive a batch (reader, formatter, the stream names of each topic, counters).
 
 Nothing a producer writes stops the partition: a malformed record, one whose timestamp is out of
-range or too far ahead of the watermark (`max_future`), and a result or dead letter larger than the
-output topic takes (`max_record_bytes`) all become dead letters, with their reason, in the commit.
+range or too far ahead of what its input has shown (`max_future`), and a result or dead letter larger
+than the output topic takes (`max_record_bytes`) all become dead letters, with their reason, in the
+commit.
 """
 
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import repeat
@@ -75,13 +75,10 @@ class BatchBuilder:
         self.partition = partition
         self._reader = RecordReader(query, max_future=max_future)
         self._max_bytes = max_record_bytes
-        # (watermark, wall time it was first seen): while the watermark stands still, the horizon
-        # grows with wall time (read as ms), so a producer pausing longer than `max_future` does
-        # not see its later records refused for good.
-        self._mark: tuple[float, float] | None = None
-        # Before the watermark exists (an input partition has had no record yet), the horizon is
-        # measured from the earliest timestamp accepted so far.
-        self._low: float | None = None
+        # Per input, (its newest timestamp, the wall time that was first seen): while an input's
+        # newest timestamp stands still, its horizon grows with wall time (read as ms), so a
+        # producer pausing longer than `max_future` does not see its later records refused for good.
+        self._newest: dict[str, tuple[float | None, float]] = {}
         # Probes + comparisons of the current engine already counted in a batch: each batch commits
         # the work it did with the records it read, so the observed cost per record survives a new
         # attempt's fresh engine (docs/api.md, "Control Tables").
@@ -156,13 +153,8 @@ class BatchBuilder:
         if rekeyed is not None:
             messages = rekeyed.translate(messages, now)
         codecs, json_codec = self._codecs, (self._decode, self._formatter.piece)
-        mark = engine.watermark
-        if self._mark is None or self._mark[0] != mark:
-            self._mark = (mark, now)
-        slack = max(0.0, (now - self._mark[1]) * 1000.0)
-        horizon_of = self._horizon
-        horizon = horizon_of(mark, slack)
-        unformed = not math.isfinite(mark)
+        slack = self._slack(now)
+        horizon_of, shown = self._reader.horizon, self._reader.shown
         for tp, msgs in messages.items():
             streams = self.streams_of.get(tp.topic, ())
             p = tp.partition  # the operator's, or a re-keyed record's source partition (`SourceGroup`)
@@ -173,23 +165,17 @@ class BatchBuilder:
                 value = m.value
                 for stream, index in streams:
                     try:
-                        ts, record = decode(stream, value, m.timestamp, horizon)
+                        ts, record = decode(stream, value, m.timestamp, horizon_of(stream, slack[stream]))
                     except MalformedRecord as exc:
                         malformed[stream] = malformed.get(stream, 0) + 1
                         dead.append(self._dead_letter(m, stream, str(exc)))
                         continue
+                    shown(stream, p, ts)
                     raw: bytes = value  # type: ignore[assignment]  # decoded, so not None
                     offset = m.offset
                     extra = piece(index, p, offset, raw, record)
                     if not add(stream, record, ts=ts, partition=p, offset=offset, size=len(raw), extra=extra):
                         late += 1
-                    elif engine.watermark != mark:
-                        mark = engine.watermark
-                        horizon = horizon_of(mark, slack)
-                        unformed = not math.isfinite(mark)
-                    elif unformed and (self._low is None or ts < self._low):
-                        self._low = ts
-                        horizon = horizon_of(mark, slack)
             if last is not None:
                 count += len(msgs)  # type: ignore[arg-type]  # aiokafka hands lists
                 offsets[tp.topic] = last.offset + 1
@@ -231,12 +217,17 @@ class BatchBuilder:
         )
         return BuiltBatch(commit, records, dead, count, newest, malformed, late)
 
-    def _horizon(self, watermark: float, slack: float) -> float:
-        """Return the largest timestamp accepted: `max_future` (plus `slack`) past the watermark, or
-        past the earliest accepted timestamp while there is no watermark yet."""
-        if math.isfinite(watermark) or self._low is None:
-            return self._reader.horizon(watermark, slack)
-        return self._reader.horizon(self._low, slack)
+    def _slack(self, now: float) -> dict[str, float]:
+        """Return, per input, the wall time (ms) since its newest timestamp last moved: how much
+        further ahead than `max_future` its next record may be."""
+        slack: dict[str, float] = {}
+        for stream in self.query.stream_names:
+            newest = self._reader.newest(stream)
+            seen = self._newest.get(stream)
+            if seen is None or seen[0] != newest:
+                self._newest[stream] = seen = (newest, now)
+            slack[stream] = max(0.0, (now - seen[1]) * 1000.0)
+        return slack
 
     def _decode(
         self, stream: str, raw: bytes | None, kafka_ts: float, horizon: float

@@ -142,6 +142,7 @@ class BatchLoop:
         inflight: _Inflight = deque()
         idle_tracker = IdleTracker(
             operator.engine.set_idle,
+            operator.engine.is_idle,
             p,
             builder.direct_streams_of,
             [s for topic in builder.direct_streams_of.values() for s, _ in topic],

@@ -1,7 +1,9 @@
 """Which inputs of an operator are idle: no record for `idle_timeout` (docs/queries.md, watermark).
 
 An idle input partition stops holding the query's watermark back; its next record clears the flag
-(the engine's `add` does that itself).
+(the engine's `add` does that itself). When input resumes after every partition was idle, the
+engine clears every flag at once: each partition holds the watermark again, and its timeout starts
+over from then (the tracker reads the engine's flags back with `is_idle`).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ class IdleTracker:
     def __init__(
         self,
         set_idle: Callable[[str, int, bool], None],
+        is_idle: Callable[[str, int], bool],
         partition: int,
         streams_of: Mapping[str, Sequence[tuple[str, Any]]],
         streams: Iterable[str],
@@ -31,6 +34,7 @@ class IdleTracker:
     ) -> None:
         """Start with every input just seen at `now` (monotonic seconds)."""
         self._set_idle = set_idle
+        self._is_idle = is_idle
         self._partition = partition
         self._streams_of = streams_of
         self._limit = limit_ms / 1000
@@ -47,6 +51,9 @@ class IdleTracker:
                 if stream in self._idle:  # the engine's `add` clears its own flag
                     self._idle.discard(stream)
                     changed = True
+        for stream in [s for s in self._idle if not self._is_idle(s, self._partition)]:
+            self._idle.discard(stream)  # input resumed after every partition was idle
+            self.last_arrival[stream] = now
         for stream, seen in self.last_arrival.items():
             if stream not in self._idle and now - seen > self._limit:
                 self._set_idle(stream, self._partition, True)

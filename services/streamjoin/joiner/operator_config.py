@@ -24,7 +24,8 @@ class OperatorConfig:
     backoff_max_ms: int = 5_000
     stop_timeout_ms: int = 5_000
     max_future: float | None = DEFAULT_MAX_FUTURE
-    """How far ahead of the watermark a record may be (query's unit); None: no bound."""
+    """How far ahead of the newest timestamp its input has shown a record may be (query's unit);
+    None: no bound."""
     max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
     """The largest result or dead letter published; larger ones become references (batch.py)."""
     schema_registry_url: str | None = None

@@ -106,6 +106,7 @@ class RekeyedReader:
         *,
         observe: Callable[[str, int, float], None],
         set_idle: Callable[[str, int, bool], None],
+        is_idle: Callable[[str, int], bool],
         idle_ms: float,
         now: float,
     ) -> None:
@@ -114,6 +115,7 @@ class RekeyedReader:
         self._generation = setup.generation
         self._observe = observe
         self._set_idle = set_idle
+        self._is_idle = is_idle
         self._limit = idle_ms / 1000
         self.highest: dict[tuple[str, int], int] = {}
         """The highest source offset taken per (input, source partition)."""
@@ -202,8 +204,12 @@ class RekeyedReader:
 
     def update_idle(self, now: float) -> bool:
         """Flag the source partitions that sent nothing (records or markers) for the idle timeout;
-        return True if any flag changed (the engine clears a flag itself when one sends again)."""
+        return True if any flag changed (the engine clears a flag itself when one sends again, and
+        every flag when input resumes after all were idle: their timeouts start over)."""
         changed = False
+        for key in [k for k in self._idle if not self._is_idle(*k)]:
+            self._idle.discard(key)
+            self.last_arrival[key] = now
         for key, seen in self.last_arrival.items():
             if key not in self._idle and now - seen > self._limit:
                 self._set_idle(key[0], key[1], True)
@@ -245,6 +251,7 @@ def new_reader(
         committed,
         observe=engine.observe,
         set_idle=engine.set_idle,
+        is_idle=engine.is_idle,
         idle_ms=idle_ms,
         now=time.monotonic(),
     )

@@ -266,18 +266,17 @@ class Repartitioner:
             job.partition,
         )
         maxts = self.maxts
-        horizon = self._reader.horizon(
-            maxts if maxts is not None else -math.inf, (now - self._moved_at) * 1000
-        )
+        horizon_of = self._reader.horizon  # what the operators' readers would accept
+        slack = (now - self._moved_at) * 1000
         for m in records:
             raw: bytes | None = m.value
             kafka_ts: int = m.timestamp
             record = load(raw)
             with contextlib.suppress(MalformedRecord):
-                ts, _ = read(stream, record, kafka_ts, horizon)
+                ts, _ = read(stream, record, kafka_ts, horizon_of(stream, slack))
+                self._reader.shown(stream, s, ts)
                 if maxts is None or ts > maxts:
-                    maxts = ts
-                    horizon = self._reader.horizon(ts)
+                    maxts, slack = ts, 0.0
             partition, key = route(record, attribute, n, s)
             headers: list[Header] = [gen, (HEADER_SOURCE, source_header(s, m.offset))]
             while True:
