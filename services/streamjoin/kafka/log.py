@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from streamjoin.kafka.connection import KafkaClients
-from streamjoin.kafka.consumer import end_offsets, reader, start_consumer
+from streamjoin.kafka.consumer import end_offsets, partition_counts, reader, start_consumer
 from streamjoin.kafka.producer import new_producer
 from streamjoin.kafka.structs import ConsumedRecord, DeliveredMessage, DeliveryError, TopicPartition
 
@@ -102,13 +102,13 @@ class KeyedLog:
         consumer = reader(self.kafka.bootstrap, options=self.kafka.aiokafka, client_id="streamjoin-log")
         try:
             await start_consumer(consumer)
-            await consumer.topics()
-            parts = consumer.partitions_for_topic(self.topic)
-            if not parts:
+            # the consumer's own metadata knows only topics it fetched from (none yet, on Apache Kafka)
+            count = (await partition_counts(consumer, self.kafka, [self.topic])).get(self.topic)
+            if not count:
                 if not missing_ok:
                     raise LookupError(f"the topic {self.topic!r} does not exist")
                 return []
-            tps = [TopicPartition(self.topic, p) for p in sorted(parts)]
+            tps = [TopicPartition(self.topic, p) for p in range(count)]
             ends = await end_offsets(consumer, tps, timeout_ms=self._timeout_ms)
             await consumer.seek_to_beginning(*tps)
             out: list[LogRecord] = []
