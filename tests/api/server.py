@@ -18,9 +18,10 @@ from streamjoin.api import ApiSettings, create_app
 from streamjoin.dev.ports import free_port
 from streamjoin.registry import RegistryStore
 
-__all__ = ["TOKEN", "ApiServer", "run", "running_api"]
+__all__ = ["REGISTRY_KEY", "TOKEN", "ApiServer", "run", "running_api"]
 
 TOKEN = "test-token-" + uuid.uuid4().hex[:8]
+REGISTRY_KEY = "test-registry-key-" + uuid.uuid4().hex
 T = TypeVar("T")
 
 
@@ -111,6 +112,7 @@ def api_settings(redis: str, bootstrap: str, **overrides: Any) -> ApiSettings:
         "api_host": "127.0.0.1",
         "api_port": free_port(),
         "api_token": TOKEN,
+        "registry_key": REGISTRY_KEY,
         "api_registry_prefix": f"test-{uuid.uuid4().hex[:10]}:streamjoin:",
         "api_results_timeout_ms": 10_000,
     }

@@ -58,12 +58,19 @@ def test_without_a_token_writes_are_open_in_development(start_api: StartApi) -> 
         assert api.anon.post("/v1/streams", json={"name": "s", "topic": "t"}).status_code == 201
 
 
-def test_production_refuses_to_start_without_a_token() -> None:
+def test_production_refuses_to_start_without_a_token_or_a_registry_key() -> None:
     with pytest.raises(ConfigurationError, match="STREAMJOIN_API_TOKEN"):
         create_app(load_api_settings(production=True))
     with pytest.raises(ConfigurationError, match="STREAMJOIN_API_TOKEN"):
         create_app(load_api_settings(api_read_token_required=True))
-    create_app(load_api_settings(production=True, api_token="secret"))  # fine with one
+    with pytest.raises(ConfigurationError, match="STREAMJOIN_REGISTRY_KEY"):
+        create_app(load_api_settings(production=True, api_token="secret"))
+    create_app(load_api_settings(production=True, api_token="secret", registry_key="k" * 32))  # fine
+
+
+def test_a_short_registry_key_is_refused() -> None:
+    with pytest.raises(ValueError, match="STREAMJOIN_REGISTRY_KEY must be at least 32 characters"):
+        load_api_settings(registry_key="k" * 31)
 
 
 def test_binds_loopback_by_default() -> None:

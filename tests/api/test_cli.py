@@ -65,7 +65,7 @@ def test_serves_and_stops_on_sigterm(redis_server: str, kafka_broker: str, tmp_p
     assert stdout.read_text() == ""
 
 
-def test_production_without_a_token_refuses_to_start() -> None:
+def test_production_without_a_token_or_a_registry_key_refuses_to_start() -> None:
     done = subprocess.run(
         [*STREAMJOIN, "api"],
         env=_env(STREAMJOIN_PRODUCTION="true"),
@@ -75,3 +75,12 @@ def test_production_without_a_token_refuses_to_start() -> None:
     )
     assert done.returncode == 2
     assert "STREAMJOIN_API_TOKEN" in done.stderr
+    done = subprocess.run(
+        [*STREAMJOIN, "api"],
+        env=_env(STREAMJOIN_PRODUCTION="true", STREAMJOIN_API_TOKEN="t" * 32),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert "STREAMJOIN_REGISTRY_KEY" in done.stderr

@@ -231,7 +231,12 @@ def test_dockerfile_pins_its_base_image_and_copies_what_exists() -> None:
     assert 'CMD ["streamjoin", "--help"]' in text
 
 
-SECRETS = {"STREAMJOIN_API_TOKEN": "pw", "REDIS_PASSWORD": "pw", "GRAFANA_ADMIN_PASSWORD": "pw"}
+SECRETS = {
+    "STREAMJOIN_API_TOKEN": "pw",
+    "STREAMJOIN_REGISTRY_KEY": "k" * 64,
+    "REDIS_PASSWORD": "pw",
+    "GRAFANA_ADMIN_PASSWORD": "pw",
+}
 """Values for the variables the compose file requires (tests only)."""
 
 _VARIABLE = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?])([^}]*))?\}")
@@ -292,6 +297,14 @@ def test_secrets_have_no_defaults(compose: dict[str, Any]) -> None:
     for name in product_services(compose):
         token = compose["services"][name]["environment"]["STREAMJOIN_API_TOKEN"]
         assert token.startswith("${STREAMJOIN_API_TOKEN:?"), (name, token)
+    readers = [
+        n
+        for n in product_services(compose)
+        if "STREAMJOIN_REGISTRY_KEY" in compose["services"][n]["environment"]
+    ]
+    assert readers == ["api"]  # only the control plane signs and reads the registry's log
+    key = compose["services"]["api"]["environment"]["STREAMJOIN_REGISTRY_KEY"]
+    assert key.startswith("${STREAMJOIN_REGISTRY_KEY:?"), key
 
 
 def test_redis_requires_its_password(compose: dict[str, Any]) -> None:

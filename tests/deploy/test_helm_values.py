@@ -21,6 +21,11 @@ BAD_VALUES = [
         r"at '/auth/existingSecret': minLength: got 0",
     ),
     (
+        "production without a registry key secret",
+        {"production": True, "auth": {"existingSecret": "t"}},
+        r"at '/registryKey/existingSecret': minLength: got 0",
+    ),
+    (
         "production with an inline token",
         {"production": True, "auth": {"existingSecret": "t", "token": "x"}},
         r"at '/auth/token': maxLength",
@@ -65,6 +70,7 @@ def test_production_example_is_complete() -> None:
     """values-production.yaml sets every production concern docs/deploy.md lists."""
     values = merge(load_values_file("values.yaml"), PRODUCTION)
     assert values["production"] is True and values["auth"]["existingSecret"]
+    assert values["registryKey"]["existingSecret"]
     assert values["kafka"]["tls"]["enabled"] and values["kafka"]["sasl"]["existingSecret"]
     assert values["redis"]["url"].startswith("rediss://") and values["redis"]["existingSecret"]
     assert values["joiner"]["autoscaling"]["enabled"] and values["metrics"]["serviceMonitor"]["enabled"]

@@ -1,7 +1,8 @@
 """The control plane's settings: the shared contract (`streamjoin.settings`) plus the API's own.
 
 Built at start-up by `load_api_settings` (flags, then `STREAMJOIN_*` variables, then defaults), never
-at import. `check_api_settings` refuses a production configuration without a write token.
+at import. `check_api_settings` refuses a production configuration without a write token or a
+registry key.
 
 >>> s = load_api_settings(api_port=9000)
 >>> s.api_port, s.api_read_token_required
@@ -95,5 +96,9 @@ def check_api_settings(settings: ApiSettings) -> None:
     token = settings.api_token.get_secret_value() if settings.api_token is not None else ""
     if settings.production and not token:
         raise ConfigurationError("production mode needs STREAMJOIN_API_TOKEN (the write token)")
+    if settings.production and settings.registry_key is None:
+        raise ConfigurationError(
+            "production mode needs STREAMJOIN_REGISTRY_KEY (the key that authenticates the registry's log)"
+        )
     if settings.api_read_token_required and not token:
         raise ConfigurationError("STREAMJOIN_API_READ_TOKEN_REQUIRED needs STREAMJOIN_API_TOKEN")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import os
+import secrets
 import shutil
 import tempfile
 from collections.abc import Mapping
@@ -113,6 +114,9 @@ class EmbeddedStack:
         self._services: list[EmbeddedService] = [self.broker, self.redis]
         self._started: list[EmbeddedService] = []
         self._running = False
+        # One key per run, passed to every service the stack starts (`settings`): the registry's log
+        # is authenticated on a laptop too. Each run's broker starts empty, so a new key loses nothing.
+        self.registry_key = secrets.token_hex(32)
 
     @property
     def workdir(self) -> Path:
@@ -142,6 +146,7 @@ class EmbeddedStack:
 
     def settings(self, **flags: object) -> Settings:
         """Return the settings a service of this stack runs with (flags override)."""
+        flags.setdefault("registry_key", self.registry_key)
         return load_settings(kafka_bootstrap=self.bootstrap, redis_url=self.redis_url, **flags)
 
     def start(self) -> None:
