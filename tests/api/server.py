@@ -15,6 +15,7 @@ import redis
 import uvicorn
 
 from streamjoin.api import ApiSettings, create_app
+from streamjoin.api.metrics_port import listening_sockets
 from streamjoin.dev.ports import free_port
 from streamjoin.registry import RegistryStore
 
@@ -88,7 +89,8 @@ def running_api(settings: ApiSettings) -> Iterator[ApiServer]:
         timeout_graceful_shutdown=2,
     )
     server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, name="api-server", daemon=True)
+    sockets = listening_sockets(config, settings)  # as `streamjoin api`: with the metrics port, if set
+    thread = threading.Thread(target=server.run, args=(sockets,), name="api-server", daemon=True)
     thread.start()
     deadline = time.monotonic() + 15
     while not server.started:
@@ -102,6 +104,8 @@ def running_api(settings: ApiSettings) -> Iterator[ApiServer]:
         api.close()
         server.should_exit = True
         thread.join(timeout=10)
+        for sock in sockets:
+            sock.close()
 
 
 def api_settings(redis: str, bootstrap: str, **overrides: Any) -> ApiSettings:

@@ -140,6 +140,14 @@ def test_the_archiver_serves_metrics_to_prometheus(compose: dict[str, Any]) -> N
     assert f"archiver:{port}" in targets, targets
 
 
+def test_prometheus_scrapes_the_api_on_its_metrics_port(compose: dict[str, Any]) -> None:
+    """The metrics port serves /metrics without a token (production reads need one); it is not published."""
+    api = compose["services"]["api"]
+    port = api["environment"]["STREAMJOIN_METRICS_PORT"]
+    assert port != api["environment"]["STREAMJOIN_API_PORT"]
+    assert not any(f":{port}" in published for published in api["ports"]), api["ports"]
+
+
 def test_long_running_services_have_health_checks(compose: dict[str, Any]) -> None:
     missing = [
         name

@@ -263,6 +263,12 @@ def test_service_monitors_select_real_ports() -> None:
         ports = {p["name"] for p in service["spec"]["ports"]}
         for endpoint in monitor["spec"]["endpoints"]:
             assert endpoint["port"] in ports and endpoint["path"] == "/metrics"
+    # the control plane is scraped on its metrics port, where /metrics needs no token (production)
+    (api_monitor,) = [m for m in monitors if m["metadata"]["name"] == "sj-streamjoin-api"]
+    assert [e["port"] for e in api_monitor["spec"]["endpoints"]] == ["metrics"]
+    api = manifests.get("Deployment", "sj-streamjoin-api")["spec"]["template"]["spec"]["containers"][0]
+    (metrics,) = [p for p in api["ports"] if p["name"] == "metrics"]
+    assert env_of(api)["STREAMJOIN_METRICS_PORT"] == str(metrics["containerPort"])
     assert not render().of_kind("ServiceMonitor")
 
 

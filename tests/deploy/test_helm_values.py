@@ -64,6 +64,8 @@ def test_template_checks_what_the_schema_cannot() -> None:
         render({"joiner": {"autoscaling": {"enabled": True, "minReplicas": 5, "maxReplicas": 2}}})
     with pytest.raises(helm.HelmRenderError, match=r"kafka\.bootstrap is empty"):
         render({"kafka": {"bootstrap": ""}})
+    with pytest.raises(helm.HelmRenderError, match=r"api\.metricsPort must differ from api\.port"):
+        render({"api": {"port": 9464}})
 
 
 def test_production_example_is_complete() -> None:

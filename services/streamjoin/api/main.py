@@ -16,6 +16,7 @@ import streamjoin
 from streamjoin.api.config import ApiSettings, check_api_settings
 from streamjoin.api.errors import install_error_handlers
 from streamjoin.api.limits import RequestGuard
+from streamjoin.api.metrics_port import MetricsPort
 from streamjoin.api.restore import RegistryGuard
 from streamjoin.api.routes import health_router, metrics_router, ui_router, v1_router
 from streamjoin.api.services.limits import RegistrationLimits
@@ -79,6 +80,8 @@ def create_app(settings: ApiSettings) -> FastAPI:
     install_error_handlers(app)
     # outermost: a write's token and body size are checked before anything reads the body
     app.add_middleware(RequestGuard, settings=settings)
+    if settings.metrics_port is not None:  # outermost: its requests never reach the API's routes
+        app.add_middleware(MetricsPort, main=app, port=settings.metrics_port)
     app.include_router(v1_router)
     app.include_router(metrics_router)
     app.include_router(health_router)
