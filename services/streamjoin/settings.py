@@ -30,6 +30,7 @@ KafkaSecurityProtocol = Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"
 SaslMechanism = Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
 """The SASL mechanisms every client of the product supports (aiokafka, librdkafka, Java)."""
 
+_MIN_KEY_CHARS = 32
 _SASL_PROTOCOLS = ("SASL_PLAINTEXT", "SASL_SSL")
 _TLS_PROTOCOLS = ("SSL", "SASL_SSL")
 _SPARK_MASTER = re.compile(
@@ -73,6 +74,13 @@ class Settings(BaseSettings):
     api_host: str = Field(default="127.0.0.1", description="Where the control plane listens.")
     api_port: int = Field(default=8080, ge=0, le=65535, description="Control-plane port (0: any free).")
     api_token: SecretStr | None = Field(default=None, description="Bearer token required for writes.")
+    registry_key: SecretStr | None = Field(
+        default=None,
+        description=(
+            "The secret that authenticates the registry's log (HMAC-SHA256 of every record; "
+            'docs/registry.md, "Authentication"): at least 32 characters; production mode requires it.'
+        ),
+    )
     archive_url: str = Field(default="./archive", description="Where the archiver writes.")
     schema_registry_url: str | None = Field(
         default=None,
@@ -141,6 +149,16 @@ class Settings(BaseSettings):
             if not sep or not host or not (port.isascii() and port.isdigit()) or not 0 < int(port) < 65536:
                 raise ValueError(f"{server!r} is not host:port (in {value!r})")
         return ",".join(servers)
+
+    @field_validator("registry_key")
+    @classmethod
+    def _check_registry_key(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and len(value.get_secret_value()) < _MIN_KEY_CHARS:
+            raise ValueError(
+                f"{_env('registry_key')} must be at least {_MIN_KEY_CHARS} characters "
+                "(e.g. `openssl rand -hex 32`)"
+            )
+        return value
 
     @field_validator("redis_url")
     @classmethod

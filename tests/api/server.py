@@ -15,12 +15,14 @@ import redis
 import uvicorn
 
 from streamjoin.api import ApiSettings, create_app
+from streamjoin.api.metrics_port import listening_sockets
 from streamjoin.dev.ports import free_port
 from streamjoin.registry import RegistryStore
 
-__all__ = ["TOKEN", "ApiServer", "run", "running_api"]
+__all__ = ["REGISTRY_KEY", "TOKEN", "ApiServer", "run", "running_api"]
 
 TOKEN = "test-token-" + uuid.uuid4().hex[:8]
+REGISTRY_KEY = "test-registry-key-" + uuid.uuid4().hex
 T = TypeVar("T")
 
 
@@ -87,7 +89,8 @@ def running_api(settings: ApiSettings) -> Iterator[ApiServer]:
         timeout_graceful_shutdown=2,
     )
     server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, name="api-server", daemon=True)
+    sockets = listening_sockets(config, settings)  # as `streamjoin api`: with the metrics port, if set
+    thread = threading.Thread(target=server.run, args=(sockets,), name="api-server", daemon=True)
     thread.start()
     deadline = time.monotonic() + 15
     while not server.started:
@@ -101,6 +104,8 @@ def running_api(settings: ApiSettings) -> Iterator[ApiServer]:
         api.close()
         server.should_exit = True
         thread.join(timeout=10)
+        for sock in sockets:
+            sock.close()
 
 
 def api_settings(redis: str, bootstrap: str, **overrides: Any) -> ApiSettings:
@@ -111,6 +116,7 @@ def api_settings(redis: str, bootstrap: str, **overrides: Any) -> ApiSettings:
         "api_host": "127.0.0.1",
         "api_port": free_port(),
         "api_token": TOKEN,
+        "registry_key": REGISTRY_KEY,
         "api_registry_prefix": f"test-{uuid.uuid4().hex[:10]}:streamjoin:",
         "api_results_timeout_ms": 10_000,
     }

@@ -77,6 +77,7 @@ class LiveDeployment:
         self.prefix = f"live-{uuid.uuid4().hex[:8]}:streamjoin:"
         self.api_port = free_port()
         self.api_url = f"http://127.0.0.1:{self.api_port}"
+        self.metrics_port = free_port()
         self.joiner_port = free_port()
         self.archiver_port = free_port()
         self.prometheus_url = ""
@@ -92,6 +93,7 @@ class LiveDeployment:
             STREAMJOIN_REDIS_URL=self.redis_url,
             STREAMJOIN_API_HOST="127.0.0.1",
             STREAMJOIN_API_PORT=str(self.api_port),
+            STREAMJOIN_METRICS_PORT=str(self.metrics_port),
             STREAMJOIN_API_TOKEN=TOKEN,
             STREAMJOIN_API_REGISTRY_PREFIX=self.prefix,
             STREAMJOIN_ARCHIVE_URL=str(self.workdir / "archive"),
@@ -133,7 +135,7 @@ class LiveDeployment:
         """Start Prometheus with the compose config's scrape jobs, aimed at this deployment, every second."""
         shipped = yaml.safe_load((REPO_ROOT / "deploy" / "prometheus" / "prometheus.yml").read_text())
         where = {
-            "streamjoin-api": f"127.0.0.1:{self.api_port}",
+            "streamjoin-api": f"127.0.0.1:{self.metrics_port}",  # compose scrapes the metrics port
             "streamjoin-archiver": f"127.0.0.1:{self.archiver_port}",
         }
         jobs = []

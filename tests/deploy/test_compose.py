@@ -140,6 +140,14 @@ def test_the_archiver_serves_metrics_to_prometheus(compose: dict[str, Any]) -> N
     assert f"archiver:{port}" in targets, targets
 
 
+def test_prometheus_scrapes_the_api_on_its_metrics_port(compose: dict[str, Any]) -> None:
+    """The metrics port serves /metrics without a token (production reads need one); it is not published."""
+    api = compose["services"]["api"]
+    port = api["environment"]["STREAMJOIN_METRICS_PORT"]
+    assert port != api["environment"]["STREAMJOIN_API_PORT"]
+    assert not any(f":{port}" in published for published in api["ports"]), api["ports"]
+
+
 def test_long_running_services_have_health_checks(compose: dict[str, Any]) -> None:
     missing = [
         name
@@ -234,6 +242,7 @@ def test_dockerfile_pins_its_base_image_and_copies_what_exists() -> None:
 SECRETS = {
     "STREAMJOIN_API_TOKEN": "pw",
     "STREAMJOIN_KAFKA_SASL_PASSWORD": "pw",
+    "STREAMJOIN_REGISTRY_KEY": "k" * 64,
     "REDIS_PASSWORD": "pw",
     "GRAFANA_ADMIN_PASSWORD": "pw",
 }
@@ -297,6 +306,14 @@ def test_secrets_have_no_defaults(compose: dict[str, Any]) -> None:
     for name in product_services(compose):
         token = compose["services"][name]["environment"]["STREAMJOIN_API_TOKEN"]
         assert token.startswith("${STREAMJOIN_API_TOKEN:?"), (name, token)
+    readers = [
+        n
+        for n in product_services(compose)
+        if "STREAMJOIN_REGISTRY_KEY" in compose["services"][n]["environment"]
+    ]
+    assert readers == ["api"]  # only the control plane signs and reads the registry's log
+    key = compose["services"]["api"]["environment"]["STREAMJOIN_REGISTRY_KEY"]
+    assert key.startswith("${STREAMJOIN_REGISTRY_KEY:?"), key
 
 
 def test_redis_requires_its_password(compose: dict[str, Any]) -> None:

@@ -7,12 +7,15 @@ schemas (kubernetes-validate, strict) of the oldest supported and a current Kube
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 from typing import Any
 
 import helm_python as helm
 import pytest
+
+from streamjoin.settings import load_settings
 
 from .alert_rules import RULES_FILE
 from .chart import (
@@ -182,6 +185,10 @@ def test_configuration_reaches_every_service_through_streamjoin_variables() -> N
         "name": "streamjoin-api-token",
         "key": "api-token",
     }
+    assert env_of(api)["STREAMJOIN_REGISTRY_KEY"]["secretKeyRef"] == {
+        "name": "streamjoin-registry-key",
+        "key": "registry-key",
+    }
     assert not manifests.of_kind("Secret"), "production takes every secret from existing Secrets"
 
 
@@ -189,6 +196,23 @@ def test_a_generated_api_token_when_none_is_given() -> None:
     secret = render().get("Secret", "sj-streamjoin-api-token")
     assert len(secret["data"]["api-token"]) > 40
     assert secret["metadata"]["annotations"]["helm.sh/resource-policy"] == "keep"
+
+
+def test_a_generated_registry_key_only_the_control_plane_reads() -> None:
+    manifests = render()
+    secret = manifests.get("Secret", "sj-streamjoin-registry-key")
+    key = base64.b64decode(secret["data"]["registry-key"]).decode()
+    assert len(key) == 64 and secret["metadata"]["annotations"]["helm.sh/resource-policy"] == "keep"
+    load_settings(registry_key=key)  # a key the settings accept
+    readers = {
+        obj["metadata"]["name"]
+        for obj, container in manifests.containers()
+        if "STREAMJOIN_REGISTRY_KEY" in env_of(container)
+    }
+    assert readers == {"sj-streamjoin-api"}
+    api = manifests.get("Deployment", "sj-streamjoin-api")["spec"]["template"]["spec"]["containers"][0]
+    ref = env_of(api)["STREAMJOIN_REGISTRY_KEY"]["secretKeyRef"]
+    assert ref == {"name": "sj-streamjoin-registry-key", "key": "registry-key"}
 
 
 def test_topic_job_runs_before_the_services_with_its_own_settings() -> None:
@@ -239,6 +263,12 @@ def test_service_monitors_select_real_ports() -> None:
         ports = {p["name"] for p in service["spec"]["ports"]}
         for endpoint in monitor["spec"]["endpoints"]:
             assert endpoint["port"] in ports and endpoint["path"] == "/metrics"
+    # the control plane is scraped on its metrics port, where /metrics needs no token (production)
+    (api_monitor,) = [m for m in monitors if m["metadata"]["name"] == "sj-streamjoin-api"]
+    assert [e["port"] for e in api_monitor["spec"]["endpoints"]] == ["metrics"]
+    api = manifests.get("Deployment", "sj-streamjoin-api")["spec"]["template"]["spec"]["containers"][0]
+    (metrics,) = [p for p in api["ports"] if p["name"] == "metrics"]
+    assert env_of(api)["STREAMJOIN_METRICS_PORT"] == str(metrics["containerPort"])
     assert not render().of_kind("ServiceMonitor")
 
 

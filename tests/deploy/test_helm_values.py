@@ -21,6 +21,11 @@ BAD_VALUES = [
         r"at '/auth/existingSecret': minLength: got 0",
     ),
     (
+        "production without a registry key secret",
+        {"production": True, "auth": {"existingSecret": "t"}},
+        r"at '/registryKey/existingSecret': minLength: got 0",
+    ),
+    (
         "production with an inline token",
         {"production": True, "auth": {"existingSecret": "t", "token": "x"}},
         r"at '/auth/token': maxLength",
@@ -59,12 +64,15 @@ def test_template_checks_what_the_schema_cannot() -> None:
         render({"joiner": {"autoscaling": {"enabled": True, "minReplicas": 5, "maxReplicas": 2}}})
     with pytest.raises(helm.HelmRenderError, match=r"kafka\.bootstrap is empty"):
         render({"kafka": {"bootstrap": ""}})
+    with pytest.raises(helm.HelmRenderError, match=r"api\.metricsPort must differ from api\.port"):
+        render({"api": {"port": 9464}})
 
 
 def test_production_example_is_complete() -> None:
     """values-production.yaml sets every production concern docs/deploy.md lists."""
     values = merge(load_values_file("values.yaml"), PRODUCTION)
     assert values["production"] is True and values["auth"]["existingSecret"]
+    assert values["registryKey"]["existingSecret"]
     assert values["kafka"]["tls"]["enabled"] and values["kafka"]["sasl"]["existingSecret"]
     assert values["redis"]["url"].startswith("rediss://") and values["redis"]["existingSecret"]
     assert values["joiner"]["autoscaling"]["enabled"] and values["metrics"]["serviceMonitor"]["enabled"]

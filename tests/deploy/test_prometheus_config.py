@@ -76,8 +76,8 @@ def test_every_streamjoin_service_is_scraped(
     compose: dict[str, Any], job: str, service: str, port: str | None
 ) -> None:
     """The control plane (every joiner's statistics) and the archiver, at their compose address."""
-    if service == "api":  # the port the control plane listens on (STREAMJOIN_API_PORT)
-        port = str(compose["services"]["api"]["environment"]["STREAMJOIN_API_PORT"])
+    if service == "api":  # the control plane's metrics port (STREAMJOIN_METRICS_PORT: no token there)
+        port = str(compose["services"]["api"]["environment"]["STREAMJOIN_METRICS_PORT"])
     else:  # the archiver's metrics port is a flag of its command
         argv = compose_argv(service, compose)
         port = argv[argv.index("--metrics-port") + 1]

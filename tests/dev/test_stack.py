@@ -74,6 +74,9 @@ def test_stop_leaves_no_process_and_no_work_dir() -> None:
         pids = [s.process.pid for s in stack.services if s.process is not None and s.process.pid is not None]
         workdir = stack.workdir
         assert len(pids) == 2 and all(pid_alive(pid) for pid in pids)
+        # every service the stack starts gets this run's registry key (docs/registry.md)
+        assert stack.settings().as_env()["STREAMJOIN_REGISTRY_KEY"] == stack.registry_key
+        assert len(stack.registry_key) == 64 and stack.registry_key != EmbeddedStack().registry_key
     assert not any(pid_alive(pid) for pid in pids)
     assert all(group_members(pid) == [] for pid in pids)
     assert not workdir.exists()

@@ -143,6 +143,15 @@ In-cluster: the Bitnami chart's own Secret; else the inline password's; else red
 {{- if .Values.auth.existingSecret }}{{ .Values.auth.existingSecretKey }}{{ else }}api-token{{ end }}
 {{- end }}
 
+{{/* The Secret holding the registry log's key, and its key. */}}
+{{- define "streamjoin.registryKeySecret" -}}
+{{- default (printf "%s-registry-key" (include "streamjoin.fullname" .)) .Values.registryKey.existingSecret }}
+{{- end }}
+
+{{- define "streamjoin.registryKeyKey" -}}
+{{- if .Values.registryKey.existingSecret }}{{ .Values.registryKey.existingSecretKey }}{{ else }}registry-key{{ end }}
+{{- end }}
+
 {{/*
 The Secret and key of the SASL password: yours (kafka.sasl.existingSecret), the in-cluster Bitnami
 chart's (its user passwords; with one client user, `client-passwords` is that user's password), or
@@ -179,7 +188,8 @@ the chart's own (templates/secret-kafka.yaml: the inline password, else a genera
 
 {{/*
 Environment of every streamjoin container: the shared ConfigMap plus the values that come from
-Secrets. Pass (dict "ctx" $ "token" true) to also mount the API token.
+Secrets. Pass (dict "ctx" $ "token" true) to also mount the API token, and "registryKey" true for
+the registry log's key (the control plane only).
 */}}
 {{- define "streamjoin.envFrom" -}}
 - configMapRef:
@@ -218,6 +228,13 @@ Secrets. Pass (dict "ctx" $ "token" true) to also mount the API token.
     secretKeyRef:
       name: {{ include "streamjoin.apiTokenSecret" $ctx }}
       key: {{ include "streamjoin.apiTokenKey" $ctx }}
+{{- end }}
+{{- if .registryKey }}
+- name: STREAMJOIN_REGISTRY_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "streamjoin.registryKeySecret" $ctx }}
+      key: {{ include "streamjoin.registryKeyKey" $ctx }}
 {{- end }}
 {{- with $ctx.Values.extraEnv }}
 {{ toYaml . }}

@@ -1,11 +1,12 @@
 """The control plane's settings: the shared contract (`streamjoin.settings`) plus the API's own.
 
 Built at start-up by `load_api_settings` (flags, then `STREAMJOIN_*` variables, then defaults), never
-at import. `check_api_settings` refuses a production configuration without a write token.
+at import. `check_api_settings` refuses a production configuration without a write token or a
+registry key.
 
 >>> s = load_api_settings(api_port=9000)
->>> s.api_port, s.api_read_token_required
-(9000, False)
+>>> s.api_port, s.reads_need_token, load_api_settings(production=True, kafka_allow_plaintext=True).reads_need_token
+(9000, False, True)
 >>> check_api_settings(load_api_settings(production=True, kafka_allow_plaintext=True))
 Traceback (most recent call last):
 ...
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from streamjoin.settings import Settings
 
@@ -36,7 +37,14 @@ class ApiSettings(Settings):
     """Settings of `streamjoin api`; every field is also a `STREAMJOIN_<NAME>` variable."""
 
     api_read_token_required: bool = Field(
-        default=False, description="Require the bearer token for reads too (health checks stay open)."
+        default=False,
+        description="Require the bearer token for reads too (health checks stay open); production mode does.",
+    )
+    metrics_port: int | None = Field(
+        default=None,
+        ge=1,
+        le=65535,
+        description="A second port on the API host serving only /metrics, without a token (for Prometheus).",
     )
     api_registry_prefix: str = Field(
         default="streamjoin:", description="Key prefix of the registry in Redis (tests isolate with it)."
@@ -84,6 +92,18 @@ class ApiSettings(Settings):
         description="Largest request body accepted (413 beyond, before it is read; checked after the token).",
     )
 
+    @property
+    def reads_need_token(self) -> bool:
+        """Return whether reads (and `/metrics` on the API port) need the token: production mode, or
+        `STREAMJOIN_API_READ_TOKEN_REQUIRED`."""
+        return self.production or self.api_read_token_required
+
+    @model_validator(mode="after")
+    def _check_ports(self) -> ApiSettings:
+        if self.metrics_port is not None and self.metrics_port == self.api_port:
+            raise ValueError("STREAMJOIN_METRICS_PORT must differ from STREAMJOIN_API_PORT")
+        return self
+
 
 def load_api_settings(**flags: Any) -> ApiSettings:
     """Build the API settings; `flags` whose value is not None win over the environment and defaults."""
@@ -95,5 +115,9 @@ def check_api_settings(settings: ApiSettings) -> None:
     token = settings.api_token.get_secret_value() if settings.api_token is not None else ""
     if settings.production and not token:
         raise ConfigurationError("production mode needs STREAMJOIN_API_TOKEN (the write token)")
+    if settings.production and settings.registry_key is None:
+        raise ConfigurationError(
+            "production mode needs STREAMJOIN_REGISTRY_KEY (the key that authenticates the registry's log)"
+        )
     if settings.api_read_token_required and not token:
         raise ConfigurationError("STREAMJOIN_API_READ_TOKEN_REQUIRED needs STREAMJOIN_API_TOKEN")

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 from fastapi import Depends, Request
 
 from streamjoin.api.config import ApiSettings
+from streamjoin.api.restore import RegistryGuard
 from streamjoin.api.services import (
     ControlService,
     HealthService,
@@ -23,6 +24,7 @@ from streamjoin.schema_registry import registry_at
 __all__ = [
     "BackfillJobsDep",
     "ControlServiceDep",
+    "GuardDep",
     "HealthServiceDep",
     "PlanServiceDep",
     "QueryServiceDep",
@@ -94,12 +96,25 @@ def get_result_service(settings: SettingsDep, kafka_options: KafkaOptionsDep) ->
     return ResultService(settings.kafka_bootstrap, kafka_options=kafka_options)
 
 
+def get_guard(request: Request) -> RegistryGuard:
+    """Return the guard that restores the registry from its log (built at start-up)."""
+    guard: RegistryGuard = request.app.state.registry_guard
+    return guard
+
+
+GuardDep = Annotated[RegistryGuard, Depends(get_guard)]
+
+
 def get_health_service(
-    store: StoreDep, settings: SettingsDep, kafka_options: KafkaOptionsDep
+    store: StoreDep, settings: SettingsDep, kafka_options: KafkaOptionsDep, guard: GuardDep
 ) -> HealthService:
     """Return the readiness checks."""
     return HealthService(
-        store, settings.kafka_bootstrap, settings.api_ready_timeout_ms, kafka_options=kafka_options
+        store,
+        settings.kafka_bootstrap,
+        settings.api_ready_timeout_ms,
+        kafka_options=kafka_options,
+        refused=guard.refused,
     )
 
 

@@ -16,8 +16,11 @@ import streamjoin
 from streamjoin.api.config import ApiSettings, check_api_settings
 from streamjoin.api.errors import install_error_handlers
 from streamjoin.api.limits import RequestGuard
+from streamjoin.api.metrics_port import MetricsPort
 from streamjoin.api.restore import RegistryGuard
 from streamjoin.api.routes import docs_router, health_router, metrics_router, ui_router, v1_router
+from streamjoin.api.services.limits import RegistrationLimits
+from streamjoin.api.services.registration import RegistrationCheck
 from streamjoin.backfill.jobs import BackfillJobs
 from streamjoin.client_security import aiokafka_options
 from streamjoin.registry import KafkaRegistryLog, RegistryStore
@@ -35,6 +38,11 @@ def create_app(settings: ApiSettings) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if settings.api_token is None:
             _log.warning("no STREAMJOIN_API_TOKEN: writes are open (development mode only)")
+        if settings.registry_key is None:
+            _log.warning(
+                "no STREAMJOIN_REGISTRY_KEY: the registry's log is not authenticated, and whoever can "
+                "write its topic can register queries through a restore (development mode only)"
+            )
         # production: the topic job created the log's topic; a missing one is a misconfiguration
         log = KafkaRegistryLog.from_settings(
             settings, settings.api_registry_topic, require_topic=settings.production
@@ -42,7 +50,11 @@ def create_app(settings: ApiSettings) -> FastAPI:
         async with RegistryStore.from_settings(
             settings, prefix=settings.api_registry_prefix, log=log
         ) as store:
-            guard = RegistryGuard(store, check_ms=settings.api_registry_check_ms)
+            guard = RegistryGuard(
+                store,
+                check=RegistrationCheck(RegistrationLimits.of(settings)),
+                check_ms=settings.api_registry_check_ms,
+            )
             if not await guard.start(wait_ms=settings.api_registry_restore_wait_ms):
                 _log.warning("the registry is not restored yet: requests get 503 until it is")
             app.state.store = store
@@ -71,6 +83,8 @@ def create_app(settings: ApiSettings) -> FastAPI:
     install_error_handlers(app)
     # outermost: a write's token and body size are checked before anything reads the body
     app.add_middleware(RequestGuard, settings=settings)
+    if settings.metrics_port is not None:  # outermost: its requests never reach the API's routes
+        app.add_middleware(MetricsPort, main=app, port=settings.metrics_port)
     app.include_router(v1_router)
     app.include_router(metrics_router)
     app.include_router(health_router)

@@ -29,12 +29,19 @@ from prometheus_client.registry import Collector
 
 from streamjoin.api.services.observe import Observation, QueryObservation, number
 from streamjoin.api.services.tables import window_label
-from streamjoin.registry import QUERY_STATUSES, OperatorStats, WindowStats, parse_histogram
+from streamjoin.registry import (
+    QUERY_STATUSES,
+    REFUSAL_REASONS,
+    OperatorStats,
+    RefusalReason,
+    WindowStats,
+    parse_histogram,
+)
 from streamjoin.registry.stats import MetricKind, stat_fields
 
 __all__ = ["CATALOG", "MetricSpec", "ObservationCollector", "render_metrics"]
 
-Source = Literal["window", "operator", "operator_by_stream", "query", "system"]
+Source = Literal["window", "operator", "operator_by_stream", "query", "system", "process"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +50,8 @@ class MetricSpec:
 
     `field` is a field of `WindowStats` (source `window`) or `OperatorStats` (`operator`,
     `operator_by_stream`), an attribute path of a `QueryObservation` (`query`: `plan.estimated_cost`,
-    `query.controls.paused`) or of the `Observation` (`system`).
+    `query.controls.paused`) or of the `Observation` (`system`); `process`: a count this API process
+    keeps itself (`ObservationCollector`'s `refused`), not read from Redis.
     """
 
     name: str
@@ -133,6 +141,14 @@ CATALOG: tuple[MetricSpec, ...] = (
     MetricSpec(
         "streamjoin_workers", "gauge", (), "system", "worker_count", "Joiner workers with a live heartbeat."
     ),
+    MetricSpec(
+        "streamjoin_registry_log_refused",
+        "counter",
+        ("reason",),
+        "process",
+        "refused",
+        "Registry log records this control plane's restores refused, by reason.",
+    ),
 )
 """Every metric `/metrics` exports (counters get `_total`, histograms `_bucket`/`_sum`/`_count`)."""
 
@@ -148,15 +164,20 @@ def _family(spec: MetricSpec) -> Metric:
 class ObservationCollector(Collector):
     """Export one `Observation` as the metrics of `CATALOG`."""
 
-    def __init__(self, observation: Observation) -> None:
-        """Collect from `observation` (read from Redis for this scrape)."""
+    def __init__(self, observation: Observation, refused: Mapping[RefusalReason, int] | None = None) -> None:
+        """Collect from `observation` (read from Redis for this scrape); `refused`: the log records this
+        process's restores refused, by reason (`RegistryGuard.refused`)."""
         self._observation = observation
+        self._refused = dict(refused or {})
 
     def collect(self) -> Iterator[Metric]:
         """Yield one family per catalog entry, with a sample per entity that published the field."""
         for spec in CATALOG:
             family = _family(spec)
-            if spec.source == "system":
+            if spec.source == "process":
+                for reason in REFUSAL_REASONS:
+                    _add(family, [reason], float(self._refused.get(reason, 0)))
+            elif spec.source == "system":
                 self._system(spec, family)
             else:
                 for qo in self._observation.queries.values():
@@ -222,8 +243,8 @@ def _add(family: Metric, labels: list[str], value: float | None) -> None:
         family.add_metric(labels, value)
 
 
-def render_metrics(observation: Observation) -> bytes:
-    """Return the Prometheus text exposition of `observation`."""
+def render_metrics(observation: Observation, refused: Mapping[RefusalReason, int] | None = None) -> bytes:
+    """Return the Prometheus text exposition of `observation` and this process's `refused` counts."""
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(ObservationCollector(observation))
+    registry.register(ObservationCollector(observation, refused))
     return generate_latest(registry)

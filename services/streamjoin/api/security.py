@@ -1,7 +1,9 @@
-"""Bearer-token authorisation: every write needs the token; reads only if configured so.
+"""Bearer-token authorisation: every write needs the token; reads in production mode (or if configured so).
 
 Without a configured token (development mode only: production refuses to start, see
-`config.check_api_settings`) writes are open, and a warning is logged at start-up.
+`config.check_api_settings`) writes are open, and a warning is logged at start-up. In production
+mode, and with `STREAMJOIN_API_READ_TOKEN_REQUIRED`, reads need the token too, `/metrics` on the API
+port included; `STREAMJOIN_METRICS_PORT` serves `/metrics` alone without one (`metrics_port`).
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ def authorize(
     """
     settings: ApiSettings = request.app.state.settings
     token_set = settings.api_token is not None and bool(settings.api_token.get_secret_value())
-    needed = token_set and (request.method not in READ_METHODS or settings.api_read_token_required)
+    needed = token_set and (request.method not in READ_METHODS or settings.reads_need_token)
     if not needed:
         return
     if credentials is None or credentials.scheme.lower() != "bearer":

@@ -1,6 +1,7 @@
 """`streamjoin api`: run the control plane (FastAPI on uvicorn) in the foreground.
 
-Binds 127.0.0.1:8080 unless told otherwise (`--host`/`--port`, `STREAMJOIN_API_HOST`/`_PORT`),
+Binds 127.0.0.1:8080 unless told otherwise (`--host`/`--port`, `STREAMJOIN_API_HOST`/`_PORT`), and
+`STREAMJOIN_METRICS_PORT` on the same host when set (`/metrics` alone, docs/api.md),
 logs to stderr, and exits cleanly on SIGTERM or Ctrl-C within 10 s (open result streams are cut
 after a 5 s grace period). The write token comes from `STREAMJOIN_API_TOKEN` only, never a flag,
 so it does not show in the process list.
@@ -57,6 +58,7 @@ def run_api(
     import uvicorn
 
     from streamjoin.api import ConfigurationError, create_app, load_api_settings
+    from streamjoin.api.metrics_port import listening_sockets
 
     try:
         settings = load_api_settings(
@@ -86,7 +88,12 @@ def run_api(
     # installed before it: make that a no-op, so a requested stop is a clean exit (status 0).
     previous = {sig: signal.signal(sig, _stopped) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
-        uvicorn.Server(config).run()
+        sockets = listening_sockets(config, settings)  # the API port, and STREAMJOIN_METRICS_PORT if set
+    except OSError as exc:
+        print(f"streamjoin api: {exc}", file=sys.stderr)
+        raise typer.Exit(2) from exc
+    try:
+        uvicorn.Server(config).run(sockets=sockets)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)

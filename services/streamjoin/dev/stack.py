@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
+import secrets
 import shutil
 import tempfile
 from collections.abc import Mapping
@@ -120,6 +121,9 @@ class EmbeddedStack:
             self._services.append(self.schema_registry)
         self._started: list[EmbeddedService] = []
         self._running = False
+        # One key per run, passed to every service the stack starts (`settings`): the registry's log
+        # is authenticated on a laptop too. Each run's broker starts empty, so a new key loses nothing.
+        self.registry_key = secrets.token_hex(32)
 
     @property
     def workdir(self) -> Path:
@@ -156,6 +160,7 @@ class EmbeddedStack:
         """Return the settings a service of this stack runs with (flags override)."""
         if self.schema_registry_url is not None:
             flags = {"schema_registry_url": self.schema_registry_url, **flags}
+        flags.setdefault("registry_key", self.registry_key)
         return load_settings(kafka_bootstrap=self.bootstrap, redis_url=self.redis_url, **flags)
 
     def start(self) -> None:

@@ -296,10 +296,11 @@ class PositionKeeper:
             await asyncio.gather(self._pending, return_exceptions=True)
 
     async def final(self, batch: int) -> None:
-        """Write the marker of `batch` and wait for it (the operator stops with nothing in flight)."""
+        """Write the marker of `batch` and wait for it (the operator stops with nothing in flight); none
+        before the first batch, as `tick`: a marker without the engine's scalars cannot be rebuilt from."""
         if self._pending is not None:
             await asyncio.gather(self._pending, return_exceptions=True)
-        if batch != self._marked_batch:
+        if batch != self._marked_batch and self._scalars:
             self._marked_batch = batch
             await self._write(self.marker(batch))
 

@@ -12,7 +12,7 @@ from streamjoin.registry.errors import (
 )
 from streamjoin.registry.histogram import DEFAULT_LATENCY_BOUNDS, LatencyHistogram, parse_histogram
 from streamjoin.registry.keys import DEFAULT_PREFIX, RegistryKeys
-from streamjoin.registry.log import LogEntry, RegistryLog
+from streamjoin.registry.log import REFUSAL_REASONS, LogEntry, RefusalReason, RefusedEntry, RegistryLog
 from streamjoin.registry.query import CONTROL_ATTRIBUTES, QueryControls, QueryRecord
 from streamjoin.registry.records import (
     QUERY_STATUSES,
@@ -25,8 +25,9 @@ from streamjoin.registry.records import (
     WorkerRecord,
     query_status,
 )
-from streamjoin.registry.restore import Restored
+from streamjoin.registry.restore import EntityCheck, Restored
 from streamjoin.registry.runtime import OPERATOR_FIELD
+from streamjoin.registry.signing import LogSigner
 from streamjoin.registry.stats import OperatorStats, PartitionStats, WindowStats
 from streamjoin.registry.store import RegistryStore
 
@@ -36,12 +37,15 @@ __all__ = [
     "DEFAULT_PREFIX",
     "DEFAULT_REGISTRY_TOPIC",
     "OPERATOR_FIELD",
+    "REFUSAL_REASONS",
     "AlreadyExistsError",
     "ConcurrentChangeError",
+    "EntityCheck",
     "InUseError",
     "KafkaRegistryLog",
     "LatencyHistogram",
     "LogEntry",
+    "LogSigner",
     "MemoryRegistryLog",
     "NotFoundError",
     "OperatorStats",
@@ -52,6 +56,8 @@ __all__ = [
     "QueryControls",
     "QueryRecord",
     "QueryStatus",
+    "RefusalReason",
+    "RefusedEntry",
     "RegistryError",
     "RegistryKeys",
     "RegistryLog",

@@ -19,6 +19,7 @@ from redis.typing import EncodableT, FieldT
 from streamjoin.registry.errors import ConcurrentChangeError, RegistryUnavailableError
 from streamjoin.registry.keys import RegistryKeys
 from streamjoin.registry.log import LogEntry, RegistryLog
+from streamjoin.registry.signing import LogSigner
 from streamjoin.state.redis.connect import RedisClient
 
 __all__ = ["Logged", "Prepare", "StoreBase", "Writes", "as_fields", "text", "text_hash", "texts"]
@@ -49,12 +50,20 @@ Prepare = Callable[[Pipeline], Awaitable[Writes | Logged]]
 class StoreBase:
     """Hold the Redis client and key layout; run optimistic transactions that bump the version."""
 
-    def __init__(self, redis: RedisClient, keys: RegistryKeys, log: RegistryLog | None = None) -> None:
+    def __init__(
+        self,
+        redis: RedisClient,
+        keys: RegistryKeys,
+        log: RegistryLog | None = None,
+        signer: LogSigner | None = None,
+    ) -> None:
         """Wrap an open `redis.asyncio.Redis` created with `decode_responses=True`; `log`: the durable
-        log every stream and query change is appended to before Redis (None: Redis only)."""
+        log every stream and query change is appended to before Redis (None: Redis only); `signer`:
+        signs what is appended and authenticates what a restore reads (None: an unauthenticated log)."""
         self._redis = redis
         self._keys = keys
         self._log = log
+        self._signer = signer
 
     async def _atomic(
         self, watch: Sequence[str], prepare: Prepare, *, bump: bool = True, logged: bool = False
@@ -117,9 +126,13 @@ class StoreBase:
         raw = await pipe.get(self._keys.version)
         version = int(text(raw)) + 1 if raw is not None else 1
         try:
-            await self._log.append([e.at(version) for e in entries])
+            await self._log.append([self._signed(e.at(version)) for e in entries])
         except Exception as exc:  # not acknowledged: Redis must not get ahead of the log
             raise RegistryUnavailableError(f"the registry log did not take the change: {exc}") from exc
+
+    def _signed(self, entry: LogEntry) -> LogEntry:
+        """Return `entry` signed, when the store has a key."""
+        return self._signer.sign(entry) if self._signer is not None else entry
 
     @contextlib.asynccontextmanager
     async def _writer_lock(self) -> AsyncIterator[None]:

@@ -4,7 +4,7 @@
 >>> log = MemoryRegistryLog()
 >>> asyncio.run(log.append([LogEntry.tombstone("p:", "query", "q").at(2)]))
 >>> asyncio.run(log.read())
-[LogEntry(key='p:query:q', value=None, version=2)]
+[LogEntry(key='p:query:q', value=None, version=2, mac=None)]
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from streamjoin.kafka import KafkaClients, KeyedLog, LogRecord
 from streamjoin.registry.log import VERSION_HEADER, LogEntry
+from streamjoin.registry.signing import MAC_HEADER
 from streamjoin.settings import Settings
 
 __all__ = ["DEFAULT_REGISTRY_TOPIC", "KafkaRegistryLog", "MemoryRegistryLog"]
@@ -54,19 +55,25 @@ class KafkaRegistryLog:
                 LogRecord(
                     key=e.key,
                     value=e.value.encode() if e.value is not None else None,
-                    headers={VERSION_HEADER: str(e.version)},
+                    headers={VERSION_HEADER: str(e.version)} | ({MAC_HEADER: e.mac} if e.mac else {}),
                 )
                 for e in entries
             ]
         )
 
     async def read(self) -> list[LogEntry]:
-        """Return every retained entry of the topic, in offset order per partition."""
+        """Return every retained entry of the topic, in offset order per partition.
+
+        Whatever a record holds is read, never raised on: a value that is not UTF-8 or a version that
+        is not a number makes an entry whose MAC cannot match (and that is no entity), which the
+        restore refuses and reports.
+        """
         return [
             LogEntry(
                 r.key,
-                r.value.decode() if r.value is not None else None,
-                int(r.headers.get(VERSION_HEADER, 0)),
+                r.value.decode(errors="replace") if r.value is not None else None,
+                _version(r.headers.get(VERSION_HEADER)),
+                r.headers.get(MAC_HEADER),
             )
             for r in await self._log.read_all(missing_ok=not self._require)
         ]
@@ -74,6 +81,16 @@ class KafkaRegistryLog:
     def close(self) -> None:
         """Flush and close the producer."""
         self._log.close()
+
+
+def _version(header: str | None) -> int:
+    """Return the version a record's header gives; -1 when it gives none that is a number."""
+    if header is None:
+        return 0  # a record written without one
+    try:
+        return int(header)
+    except ValueError:
+        return -1
 
 
 class MemoryRegistryLog:

@@ -7,23 +7,49 @@ queries and controls back in one MULTI with a new epoch and a version above ever
 and Redis have seen. A Redis that lost acknowledged writes without losing everything (a
 snapshot older than the last change) has an epoch but a version below the log's last one:
 `restore(check_log=True)` (the control plane's start-up) catches that too.
+
+The log is a topic others may write to, so a restore trusts no record blindly: a record that is not
+authentic (its HMAC, `streamjoin.registry.signing`), is no registry entity, or holds an entity the
+control plane would refuse to register (`EntityCheck`, the control plane's own validation) is
+skipped, logged with its reason and returned in `Restored.refused`; it never stops the restore.
+`seal` then re-signs, from Redis, the entities whose latest record was refused (or is missing), so a
+log written before it was signed, or with another key, becomes authentic while Redis still holds the
+registry.
 """
 
 from __future__ import annotations
 
 import logging
 import uuid
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from redis.asyncio.client import Pipeline
 from redis.exceptions import RedisError
 
 from streamjoin.registry._base import StoreBase, Writes, as_fields, text, text_hash, texts
-from streamjoin.registry.log import RestoredRegistry, fold
+from streamjoin.registry.log import LogEntry, RefusedEntry, RestoredRegistry, fold
+from streamjoin.registry.query import QueryControls, QueryRecord
+from streamjoin.registry.records import StreamRecord
+from streamjoin.registry.signing import REGISTRY_KEY_ENV
 
-__all__ = ["RestoreOps", "Restored"]
+__all__ = ["EntityCheck", "RestoreOps", "Restored"]
 
 _log = logging.getLogger(__name__)
+_LOGGED_REFUSALS = 20
+"""Refused records logged one by one per restore; the rest are counted (a flood must not flood the log)."""
+
+
+class EntityCheck(Protocol):
+    """What the control plane would refuse to register: its own validation, applied to restored entities."""
+
+    def stream(self, stream: StreamRecord) -> None:
+        """Raise `ValueError` saying why `stream` would be refused."""
+
+    def query(self, query: QueryRecord, streams: Mapping[str, StreamRecord]) -> None:
+        """Raise `ValueError` saying why `query` (over the accepted `streams`) would be refused."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +61,8 @@ class Restored:
     version: int
     epoch: str
     reason: str
+    refused: tuple[RefusedEntry, ...] = ()
+    """The log records the restore did not take, and why."""
 
 
 class RestoreOps(StoreBase):
@@ -58,16 +86,17 @@ class RestoreOps(StoreBase):
         raw = await self._redis.get(self._keys.epoch)
         return text(raw) if raw is not None else None
 
-    async def restore(self, *, check_log: bool = False) -> Restored | None:
+    async def restore(self, *, check_log: bool = False, check: EntityCheck | None = None) -> Restored | None:
         """Rebuild streams, queries and controls from the log if Redis lost them; return what was done.
 
         Runs when Redis has no epoch; with `check_log`, also when the log's last version is above
         Redis's (Redis lost acknowledged changes). Returns None when nothing had to be done. Holds the
-        writer lock, so no logged write interleaves; several processes may call it at once.
+        writer lock, so no logged write interleaves; several processes may call it at once. Records
+        that are not authentic or not entities, and entities that do not parse or that `check`
+        refuses, are skipped and listed in `Restored.refused` (see the module docstring).
 
         Raises:
             RuntimeError: the store has no log.
-            ValueError: the log holds a record that is not a registry entity (nothing is written).
         """
         if self._log is None:
             raise RuntimeError("this RegistryStore has no log to restore from")
@@ -76,7 +105,7 @@ class RestoreOps(StoreBase):
             epoch = await self.epoch()
             if epoch is not None and not check_log:
                 return None
-            state = fold(k.prefix, await self._log.read())
+            state = fold(k.prefix, await self._log.read(), self._signer)
             current = await self.version()
             if epoch is not None and state.version <= current:
                 return None
@@ -85,7 +114,9 @@ class RestoreOps(StoreBase):
                 if epoch is None
                 else f"Redis is at {current}, its log at {state.version}"
             )
+            _admit(k.prefix, state, check)
             restored = await self._write(state, reason)
+        _report(restored.refused, signed=self._signer is not None)
         level = logging.WARNING if restored.version else logging.INFO  # version 0: a new registry
         _log.log(
             level,
@@ -129,4 +160,120 @@ class RestoreOps(StoreBase):
             return writes
 
         await self._atomic([k.epoch, k.version, k.streams, k.queries], prepare, bump=False)
-        return Restored(len(state.streams), len(state.queries), versions[-1], new_epoch, reason)
+        return Restored(
+            len(state.streams), len(state.queries), versions[-1], new_epoch, reason, tuple(state.refused)
+        )
+
+    async def seal(self) -> int:
+        """Re-sign, from Redis, each entity whose latest log record a restore would not take; return how
+        many records were appended.
+
+        Only while Redis holds the registry at least as new as the log (it is then the truth): an
+        entity of Redis whose latest record was refused (unsigned, signed with another key, forged,
+        malformed) or that the log lacks is appended again, signed, with Redis's value; a key whose
+        latest record was refused and that Redis does not hold gets a signed tombstone. Records that
+        were taken are left alone. Does nothing without a log or a key.
+        """
+        if self._log is None or self._signer is None:
+            return 0
+        k = self._keys
+        async with self._writer_lock():
+            if await self.epoch() is None:
+                return 0
+            state = fold(k.prefix, await self._log.read(), self._signer)
+            version = await self.version()
+            if version < state.version:
+                return 0  # Redis is behind its log: the restore's to catch up, not ours to overwrite
+            streams = text_hash(await self._redis.hgetall(k.streams))
+            queries = text_hash(await self._redis.hgetall(k.queries))
+            entries = [
+                LogEntry.stream(k.prefix, name, record)
+                for name, record in sorted(streams.items())
+                if _unsettled(state, f"{k.prefix}stream:{name}")
+            ]
+            for name, record in sorted(queries.items()):
+                if _unsettled(state, f"{k.prefix}query:{name}"):
+                    controls = text_hash(await self._redis.hgetall(k.control(name)))
+                    entries.append(LogEntry.query(k.prefix, name, record, controls))
+            held = {f"{k.prefix}stream:{n}" for n in streams} | {f"{k.prefix}query:{n}" for n in queries}
+            for key in sorted(state.unsettled - held):
+                kind, _, name = key[len(k.prefix) :].partition(":")
+                if kind in ("stream", "query") and name:
+                    entries.append(
+                        LogEntry.tombstone(k.prefix, "stream" if kind == "stream" else "query", name)
+                    )
+            await self._log.append([self._signed(e.at(version)) for e in entries])
+        if entries:
+            _log.warning(
+                "re-signed %d registry log record(s) from Redis at version %d (their latest record was "
+                "refused or missing: %s)",
+                len(entries),
+                version,
+                _reasons(state.refused) or "missing",
+            )
+        return len(entries)
+
+
+def _unsettled(state: RestoredRegistry, key: str) -> bool:
+    """Return whether the log does not give `key`'s value: its latest record was refused, or it has none."""
+    return key in state.refusals or key not in state.versions
+
+
+def _admit(prefix: str, state: RestoredRegistry, check: EntityCheck | None) -> None:
+    """Drop, as `invalid`, the entities of `state` that do not parse or that `check` refuses."""
+    streams: dict[str, StreamRecord] = {}
+    for name, raw in sorted(state.streams.items()):
+        key = f"{prefix}stream:{name}"
+        try:
+            stream = StreamRecord.from_json(raw)
+            if stream.name != name:
+                raise ValueError(f"its record names stream {stream.name!r}")
+            if check is not None:
+                check.stream(stream)
+        except (ValueError, KeyError, TypeError) as exc:
+            state.refuse(key, state.versions.get(key, 0), "invalid", _text(exc))
+            del state.streams[name]
+            continue
+        streams[name] = stream
+    for name, raw in sorted(state.queries.items()):
+        key = f"{prefix}query:{name}"
+        try:
+            controls = QueryControls.from_hash(state.controls.get(name, {}))
+            query = QueryRecord.from_json(name, raw, controls)
+            query.effective()
+            if check is not None:
+                check.query(query, streams)
+        except (ValueError, KeyError, TypeError) as exc:
+            state.refuse(key, state.versions.get(key, 0), "invalid", _text(exc))
+            del state.queries[name]
+            state.controls.pop(name, None)
+
+
+def _text(exc: BaseException) -> str:
+    return str(exc) or type(exc).__name__
+
+
+def _reasons(refused: Sequence[RefusedEntry]) -> str:
+    """Return the refusals counted by reason: `unsigned 2, malformed 1`."""
+    return ", ".join(f"{reason} {n}" for reason, n in sorted(Counter(r.reason for r in refused).items()))
+
+
+def _report(refused: Sequence[RefusedEntry], *, signed: bool) -> None:
+    """Log the refused records: the first ones each with its reason, then the counts."""
+    for entry in refused[:_LOGGED_REFUSALS]:
+        _log.warning("registry log record refused at restore: %s", entry.describe())
+    if refused:
+        unsigned = any(r.reason in ("unsigned", "bad_signature") for r in refused)
+        hint = (
+            f"; records written before {REGISTRY_KEY_ENV} was set, or with another key, are refused: "
+            'see docs/registry.md, "Authentication"'
+            if unsigned
+            else ""
+        )
+        _log.warning(
+            "%d registry log record(s) refused at restore (%s)%s", len(refused), _reasons(refused), hint
+        )
+    if not signed:
+        _log.warning(
+            "the registry log is not authenticated: %s is not set (development only)", REGISTRY_KEY_ENV
+        )

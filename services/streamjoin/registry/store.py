@@ -30,6 +30,7 @@ from streamjoin.registry.keys import DEFAULT_PREFIX, RegistryKeys
 from streamjoin.registry.log import RegistryLog
 from streamjoin.registry.restore import RestoreOps
 from streamjoin.registry.runtime import RuntimeOps
+from streamjoin.registry.signing import LogSigner
 from streamjoin.settings import Settings
 from streamjoin.state.redis.connect import connect, is_cluster_url
 
@@ -50,6 +51,7 @@ class RegistryStore(CatalogOps, RuntimeOps, RestoreOps):
         connection: Mapping[str, Any] | None = None,
         log: RegistryLog | None = None,
         cluster: bool = False,
+        signer: LogSigner | None = None,
     ) -> None:
         """Create the client for `url` (nothing connects until the first command).
 
@@ -64,6 +66,8 @@ class RegistryStore(CatalogOps, RuntimeOps, RestoreOps):
                 registry, and `restore` rebuilds it. None (joiners, tests, tools): Redis only.
             cluster: treat a `redis://` URL as a node of a Redis Cluster (`redis+cluster://` is
                 one); every registry key then carries the hash tag `{registry}` (one slot).
+            signer: signs what is appended to `log` and authenticates what `restore` reads
+                (`STREAMJOIN_REGISTRY_KEY`); None: the log is not authenticated.
         """
         cluster = cluster or is_cluster_url(url)
         client = connect(
@@ -75,13 +79,14 @@ class RegistryStore(CatalogOps, RuntimeOps, RestoreOps):
             health_check_interval=30,
             **(connection or {}),
         )
-        super().__init__(client, RegistryKeys(prefix, slot_tag="registry" if cluster else ""), log)
+        super().__init__(client, RegistryKeys(prefix, slot_tag="registry" if cluster else ""), log, signer)
         self.url = url
 
     @classmethod
     def from_settings(cls, settings: Settings, **options: Any) -> RegistryStore:
-        """Create the client of `settings.redis_url` with its TLS options (`STREAMJOIN_REDIS_TLS_CA_FILE`);
-        `options` are `__init__`'s keyword arguments."""
+        """Create the client of `settings.redis_url` with its TLS options (`STREAMJOIN_REDIS_TLS_CA_FILE`)
+        and the log's key (`STREAMJOIN_REGISTRY_KEY`); `options` are `__init__`'s keyword arguments."""
+        options.setdefault("signer", LogSigner.from_settings(settings))
         return cls(
             settings.redis_url, connection=redis_options(settings), cluster=settings.redis_cluster, **options
         )

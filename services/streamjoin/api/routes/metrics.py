@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Response
 from prometheus_client import CONTENT_TYPE_LATEST
 
-from streamjoin.api.deps import StoreDep
+from streamjoin.api.deps import GuardDep, StoreDep
 from streamjoin.api.metrics import render_metrics
 from streamjoin.api.services import observe
 
@@ -21,6 +21,6 @@ router = APIRouter(tags=["metrics"])
         200: {"content": {CONTENT_TYPE_LATEST: {"schema": {"type": "string"}}}, "description": "Metrics."}
     },
 )
-async def metrics(store: StoreDep) -> Response:
-    """Export every statistic the joiners published, read from Redis now."""
-    return Response(render_metrics(await observe(store)), media_type=CONTENT_TYPE_LATEST)
+async def metrics(store: StoreDep, guard: GuardDep) -> Response:
+    """Export every statistic the joiners published, read from Redis now, and this process's own counts."""
+    return Response(render_metrics(await observe(store), guard.refused), media_type=CONTENT_TYPE_LATEST)

@@ -1,4 +1,9 @@
-"""Readiness: Redis answers a PING and holds the registry (its epoch); the broker answers."""
+"""Readiness: Redis answers a PING and holds the registry (its epoch); the broker answers.
+
+The `registry` check also names the log records this process's restores refused (docs/registry.md,
+"Authentication"): they do not make the control plane unready, since a refused record changes
+nothing, but an operator must see them.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +15,7 @@ from typing import Any
 
 from streamjoin.api.schemas import Readiness, ReadinessCheck
 from streamjoin.kafka import reader
-from streamjoin.registry import RegistryStore, RegistryUnavailableError
+from streamjoin.registry import RefusalReason, RegistryStore, RegistryUnavailableError
 
 __all__ = ["HealthService"]
 
@@ -25,8 +30,11 @@ class HealthService:
         timeout_ms: int,
         *,
         kafka_options: Mapping[str, Any] | None = None,
+        refused: Mapping[RefusalReason, int] | None = None,
     ) -> None:
-        """Check `store`'s Redis and the broker at `bootstrap` (with `kafka_options`, as `ResultService`)."""
+        """Check `store`'s Redis and the broker at `bootstrap` (with `kafka_options`, as `ResultService`);
+        `refused`: the log records the restores refused, by reason (`RegistryGuard.refused`)."""
+        self._refused = dict(refused or {})
         self._store = store
         self._bootstrap = bootstrap
         self._options = dict(kafka_options or {})
@@ -62,7 +70,9 @@ class HealthService:
         epoch = await self._store.epoch()
         if epoch is None:
             raise RegistryUnavailableError("Redis holds no registry: it is being restored from its log")
-        return f"epoch {epoch}"
+        counts = ", ".join(f"{reason} {n}" for reason, n in sorted(self._refused.items()) if n)
+        refused = f"; log records refused by restores: {counts} (see the log)" if counts else ""
+        return f"epoch {epoch}{refused}"
 
     async def _kafka(self) -> str:
         consumer = reader(self._bootstrap, options=self._options)

@@ -12,7 +12,7 @@ from streamjoin.formats import avro_fields, check_avro_schema
 from streamjoin.query.parse import QueryError, parse_key
 from streamjoin.registry import NotFoundError, RegistryStore, StreamRecord
 
-__all__ = ["StreamService", "schema_fields"]
+__all__ = ["StreamService", "check_stream", "schema_fields"]
 
 
 def schema_fields(schema: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
@@ -99,6 +99,12 @@ def _check_schema(body: StreamCreate) -> None:
             raise ApiError(422, "invalid_stream", "the timestamp field must be a number", field="timestamp")
 
 
+def check_stream(body: StreamCreate) -> None:
+    """Raise `ApiError` 422 if `body` (valid as a request) cannot be registered: its key or schema."""
+    _check_key(body)
+    _check_schema(body)
+
+
 class StreamService:
     """Streams over the registry."""
 
@@ -108,8 +114,7 @@ class StreamService:
 
     async def create(self, body: StreamCreate) -> StreamPublic:
         """Register a stream; raise `ApiError` 422 for a bad schema, `AlreadyExistsError` for a duplicate."""
-        _check_key(body)
-        _check_schema(body)
+        check_stream(body)
         record = StreamRecord(
             name=body.name,
             topic=body.topic,
