@@ -57,7 +57,7 @@ def test_reads_can_require_the_token(start_api: StartApi) -> None:
 
 
 def test_production_reads_need_the_token(start_api: StartApi) -> None:
-    with start_api(production=True) as api:
+    with start_api(production=True, kafka_allow_plaintext=True) as api:
         for path in [*READS, "/ui/queries/q/plan.svg"]:
             assert api.anon.get(path).status_code == 401, path
             assert api.anon.get(path, headers={"Authorization": "Bearer nope"}).status_code == 403, path
@@ -69,7 +69,7 @@ def test_production_reads_need_the_token(start_api: StartApi) -> None:
 
 def test_the_metrics_port_serves_metrics_alone_without_a_token(start_api: StartApi) -> None:
     port = free_port()
-    with start_api(production=True, metrics_port=port) as api:
+    with start_api(production=True, kafka_allow_plaintext=True, metrics_port=port) as api:
         assert api.client.post("/v1/streams", json={"name": "s", "topic": "t"}).status_code == 201
         with httpx.Client(base_url=f"http://{api.settings.api_host}:{port}", timeout=30) as scraper:
             metrics = scraper.get("/metrics")

@@ -5,9 +5,10 @@ at import. `check_api_settings` refuses a production configuration without a wri
 registry key.
 
 >>> s = load_api_settings(api_port=9000)
->>> s.api_port, s.reads_need_token, load_api_settings(production=True, kafka_allow_plaintext=True).reads_need_token
+>>> production = load_api_settings(production=True, kafka_allow_plaintext=True)
+>>> s.api_port, s.reads_need_token, production.reads_need_token
 (9000, False, True)
->>> check_api_settings(load_api_settings(production=True, kafka_allow_plaintext=True))
+>>> check_api_settings(production)
 Traceback (most recent call last):
 ...
 streamjoin.api.config.ConfigurationError: production mode needs STREAMJOIN_API_TOKEN (the write token)

@@ -107,7 +107,7 @@ class KeyedLog:
                 if not missing_ok:
                     raise LookupError(f"the topic {self.topic!r} does not exist")
                 return []
-            tps = [TopicPartition(self.topic, p) for p in range(count)]
+            tps = [TopicPartition(self.topic, p) for p in sorted(parts)]
             ends = await end_offsets(consumer, tps, timeout_ms=self._timeout_ms)
             await consumer.seek_to_beginning(*tps)
             out: list[LogRecord] = []
