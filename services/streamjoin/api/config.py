@@ -14,6 +14,7 @@ streamjoin.api.config.ConfigurationError: production mode needs STREAMJOIN_API_T
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from pydantic import Field
@@ -71,18 +72,34 @@ class ApiSettings(Settings):
     api_default_record_bytes: int = Field(
         default=1024, gt=0, description="Record size assumed for a stream registered without one."
     )
-    api_backfill_dir: str = Field(
-        default="./backfill-jobs", description="Where back-fill jobs keep their query, status and log."
+    api_backfill_dir: str | None = Field(
+        default=None,
+        description="Where back-fill jobs keep their query, status and log (default: `backfill-jobs` in "
+        "STREAMJOIN_DATA_DIR).",
     )
-    api_backfill_out_dir: str = Field(
-        default="./backfill-out",
-        description="The only directory a back-fill's Parquet `out` may write into (relative to it).",
+    api_backfill_out_dir: str | None = Field(
+        default=None,
+        description="The only directory a back-fill's Parquet `out` may write into (relative to it; default: "
+        "`backfill-out` in STREAMJOIN_DATA_DIR).",
     )
     api_max_body_bytes: int = Field(
         default=2 << 20,
         ge=1024,
         description="Largest request body accepted (413 beyond, before it is read; checked after the token).",
     )
+
+    @property
+    def backfill_jobs_dir(self) -> Path:
+        """Return where back-fill jobs live: `api_backfill_dir`, else `backfill-jobs` in the data dir."""
+        given = self.api_backfill_dir
+        return Path(given) if given else self.data_dir / "backfill-jobs"
+
+    @property
+    def backfill_out_dir(self) -> Path:
+        """Return the directory back-fill output is confined to (`api_backfill_out_dir`, else the data
+        dir's `backfill-out`)."""
+        given = self.api_backfill_out_dir
+        return Path(given) if given else self.data_dir / "backfill-out"
 
 
 def load_api_settings(**flags: Any) -> ApiSettings:

@@ -141,7 +141,9 @@ class EmbeddedStack:
         return tuple(self._services)
 
     def settings(self, **flags: object) -> Settings:
-        """Return the settings a service of this stack runs with (flags override)."""
+        """Return the settings a service of this stack runs with (flags override): its data (back-fill
+        jobs and their output) under the work directory, like everything else the stack writes."""
+        flags.setdefault("data_dir", self.workdir / "data")
         return load_settings(kafka_bootstrap=self.bootstrap, redis_url=self.redis_url, **flags)
 
     def start(self) -> None:
