@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from streamjoin.query.cql import CqlStream
 from streamjoin.query.errors import QueryError
 
 __all__ = [
@@ -39,23 +40,9 @@ takes `topic`, `timestamp`, `key` and `format`; the rest serves the control plan
 StreamFormat = Literal["json", "avro"]
 
 
-class DeclaredStream(Protocol):
-    """What a query's input takes from its stream (a registered `StreamRecord`, a `StreamDecl`)."""
-
-    @property
-    def topic(self) -> str:
-        """The Kafka topic."""
-        ...
-
-    @property
-    def timestamp(self) -> str | None:
-        """The numeric timestamp field (None: the Kafka record timestamp)."""
-        ...
-
-    @property
-    def key(self) -> str | None:
-        """The field the topic is partitioned by (None: not keyed)."""
-        ...
+class DeclaredStream(CqlStream, Protocol):
+    """What a query's input takes from its stream (a registered `StreamRecord`, a `StreamDecl`):
+    the CQL parser's topic, timestamp and key, and the format."""
 
     @property
     def format(self) -> StreamFormat:
