@@ -11,6 +11,11 @@ this process). Then the paper's robust trend checks (reported, not gated).
 
     python bench/shedding.py            # short: N=800, w=60, domain 40 (about 90 s)
     python bench/shedding.py --full     # the docs' figures: N=2000, w=150, domain 100
+    python bench/shedding.py --windows rows   # count windows of w records: the same table
+
+With one record of each stream per instant, a count window of `w` records holds exactly what a range
+window of `w` instants holds, so `--windows rows` must print the range table's results and importance
+(only the throughput differs): a check of count-window shedding against the paper's figures.
 """
 
 from __future__ import annotations
@@ -86,13 +91,14 @@ def workload(n: int, domain: int, correlated: bool, seed: int) -> list[tuple[str
     return lines
 
 
-def query(w: int, memory: int, policy: str) -> QueryDef:
-    """Return the two-way equi-join with windows of w instants and a shedding budget."""
+def query(w: int, memory: int, policy: str, windows: str = "range") -> QueryDef:
+    """Return the two-way equi-join with windows of w instants (or w records) and a shedding budget."""
+    window = {"range": w - 1} if windows == "range" else {"rows": w}
     return parse_query(
         {
             "name": "shed",
             "output": {"topic": "o"},
-            "inputs": [{"stream": s, "timestamp": "t", "window": {"range": w - 1}} for s in "rs"],
+            "inputs": [{"stream": s, "timestamp": "t", "window": window} for s in "rs"],
             "where": [["r.k", "=", "s.k"]],
             "shedding": {
                 "memory": memory,
@@ -129,18 +135,22 @@ def main(argv: Sequence[str] | None = None) -> list[Row]:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--full", action="store_true", help="the docs' sizes (a few minutes)")
+    parser.add_argument(
+        "--windows", choices=("range", "rows"), default="range", help="range windows, or count windows"
+    )
     args = parser.parse_args(argv)
+    kind = args.windows
     n, w, domain = (2000, 150, 100) if args.full else (800, 60, 40)
     rows: list[Row] = []
     checks: list[tuple[str, bool]] = []
     exact_of: dict[str, float] = {}
     for name, correlated in (("uncorrelated", False), ("correlated", True)):
         lines = workload(n, domain, correlated, seed=7)
-        q0 = query(w, 2 * w, "simp")
+        q0 = query(w, 2 * w, "simp", kind)
         instance = build_instance(q0, [(i, s, float(r["t"]), r) for i, (s, r) in enumerate(lines, 1)])
         exact = simulate(instance)
         exact_of[name] = exact.importance
-        head = f"N={n} per stream, w={w}, domain {domain}"
+        head = f"N={n} per stream, w={w} ({kind} windows), domain {domain}"
         print(f"\n{name}: {head}; exact {len(exact.results)} results, importance {exact.importance:.0f}")
         titles = ("budget", "policy", "results", "importance", "of optimum", "records/s")
         print(" ".join(f"{t:>{width}}" for t, width in zip(titles, (7, 9, 8, 11, 10, 10), strict=True)))
@@ -153,7 +163,7 @@ def main(argv: Sequence[str] | None = None) -> list[Row]:
             print(f"{budget:>7.0%} {'optimum':>9} {cells}")
             kept: dict[str, float] = {}
             for policy in POLICY_NAMES:
-                results, importance, rate = run_policy(query(w, memory, policy), lines)
+                results, importance, rate = run_policy(query(w, memory, policy, kind), lines)
                 share = importance / best.importance if best.importance else 1.0
                 rows.append(Row(name, budget, policy, importance, results, share, rate))
                 kept[policy] = importance
@@ -177,7 +187,7 @@ def main(argv: Sequence[str] | None = None) -> list[Row]:
                     (f"{name} {budget:.0%}: every policy keeps at least what it kept at a lower budget", grew)
                 )
             previous = kept
-        full = [run_policy(query(w, 2 * w, p), lines)[1] for p in POLICY_NAMES]
+        full = [run_policy(query(w, 2 * w, p, kind), lines)[1] for p in POLICY_NAMES]
         checks.append(
             (
                 f"{name}: every policy is exact at memory 2w",

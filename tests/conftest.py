@@ -1,6 +1,9 @@
 """Fixtures shared by the whole suite: the real embedded broker and Redis (`streamjoin.dev.pytest_plugin`),
 and a throw-away PKI for the TLS tests."""
 
+import os
+from collections.abc import Iterator
+
 import pytest
 from tests.pki import Pki, make_pki
 
@@ -11,3 +14,17 @@ pytest_plugins = ["streamjoin.dev.pytest_plugin"]
 def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
     """A CA with a server certificate for 127.0.0.1 and a client certificate (tests/pki.py)."""
     return make_pki(tmp_path_factory.mktemp("pki"))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _data_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Keep what the services write to their data directory (back-fill jobs) out of the user's own."""
+    previous = os.environ.get("STREAMJOIN_DATA_DIR")
+    os.environ["STREAMJOIN_DATA_DIR"] = str(tmp_path_factory.mktemp("data"))
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop("STREAMJOIN_DATA_DIR", None)
+        else:
+            os.environ["STREAMJOIN_DATA_DIR"] = previous

@@ -144,3 +144,22 @@ def test_spark_master_defaults_to_none() -> None:
 def test_a_bad_spark_master_is_refused(master: str) -> None:
     with pytest.raises(ValidationError, match="is not a Spark master URL"):
         load_settings(spark_master=master)
+
+
+def test_the_data_directory_is_the_users_unless_set(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Back-fill jobs and their output go under the data directory, never the current directory."""
+    from streamjoin.api.config import load_api_settings
+
+    monkeypatch.delenv("STREAMJOIN_DATA_DIR", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    settings = load_api_settings()
+    assert settings.data_dir == tmp_path / "xdg" / "streamjoin"
+    assert settings.backfill_jobs_dir == tmp_path / "xdg" / "streamjoin" / "backfill-jobs"
+    assert settings.backfill_out_dir == tmp_path / "xdg" / "streamjoin" / "backfill-out"
+    monkeypatch.delenv("XDG_DATA_HOME")
+    assert load_settings().data_dir == Path.home() / ".local" / "share" / "streamjoin"
+    monkeypatch.setenv("STREAMJOIN_DATA_DIR", str(tmp_path / "mine"))
+    settings = load_api_settings()
+    assert settings.backfill_jobs_dir == tmp_path / "mine" / "backfill-jobs"
+    assert settings.as_env()["STREAMJOIN_DATA_DIR"] == str(tmp_path / "mine")  # what a job inherits
+    assert load_api_settings(api_backfill_dir=str(tmp_path / "j")).backfill_jobs_dir == tmp_path / "j"

@@ -12,17 +12,15 @@ import math
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import IO, Any, TextIO
 
 from streamjoin.engine import MalformedRecord, RecordReader
 from streamjoin.engine.fastjson import loads_json
 from streamjoin.operator import JoinOperator, OperatorFactory
-from streamjoin.query import QueryDef, QueryError, parse_query
-from streamjoin.query.text import expand_text, streams_from_json
+from streamjoin.query import QueryDef
 from streamjoin.replay_sinks import Format, make_writer
 
-__all__ = ["DeadLetter", "DeadLetterLog", "ReplayError", "load_query", "read_events", "replay"]
+__all__ = ["DeadLetter", "DeadLetterLog", "ReplayError", "read_events", "replay"]
 
 # Joining after every line would re-check the watermark per record; every few hundred lines keeps
 # latency irrelevant (there is no wall time here) and the output identical.
@@ -30,50 +28,7 @@ _ADVANCE_EVERY = 512
 
 
 class ReplayError(ValueError):
-    """Bad query or bad events line; the message is the one line the CLI prints."""
-
-
-_TEXT_FILES = {".sql": "sql", ".cql": "cql"}
-"""Query files that hold the text alone, by suffix."""
-
-
-def load_query(path: Path, streams_path: Path | None = None) -> QueryDef:
-    """Read and validate a query file: query JSON (its inputs maybe as `sql` or `cql` text), SQL or CQL.
-
-    A `.sql` or `.cql` file is the text alone: the query is named after the file, its output topic is
-    `<name>.out`. Text names declared streams: `streams_path` is a JSON file of them, a list of
-    `{"name", "topic", "timestamp", "key"}` (as `POST /v1/streams` takes) or `{"name": {"topic", ...}}`.
-    """
-    try:
-        text = path.read_text(encoding="utf-8")
-        kind = _TEXT_FILES.get(path.suffix)
-        raw = (
-            {"name": path.stem, "output": {"topic": f"{path.stem}.out"}, kind: text}
-            if kind
-            else json.loads(text)
-        )
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ReplayError(f"{path}: cannot read query: {exc}") from None
-    return _parse(raw, streams_path, str(path))
-
-
-def query_from_cql(text: str, streams_path: Path) -> QueryDef:
-    """Return the query of CQL `text` over the streams of `streams_path`, named "replay" (`--cql`)."""
-    return _parse({"name": "replay", "output": {"topic": "replay.out"}, "cql": text}, streams_path, "--cql")
-
-
-def _parse(raw: object, streams_path: Path | None, where: str) -> QueryDef:
-    try:
-        streams_raw = None if streams_path is None else json.loads(streams_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ReplayError(f"{streams_path}: cannot read streams: {exc}") from None
-    try:
-        streams = None if streams_raw is None else streams_from_json(streams_raw)
-        if isinstance(raw, dict):
-            raw = expand_text(raw, streams)
-        return parse_query(raw)
-    except QueryError as exc:
-        raise ReplayError(f"{where}: bad query: {exc}") from None
+    """A bad events line; the message is the one line the CLI prints."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,7 @@ build them with its own flags and environment.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any, Literal
@@ -20,7 +21,14 @@ from typing import Any, Literal
 from pydantic import Field, FilePath, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-__all__ = ["ENV_PREFIX", "KafkaSecurityProtocol", "SaslMechanism", "Settings", "load_settings"]
+__all__ = [
+    "ENV_PREFIX",
+    "KafkaSecurityProtocol",
+    "SaslMechanism",
+    "Settings",
+    "load_settings",
+    "user_data_dir",
+]
 
 ENV_PREFIX = "STREAMJOIN_"
 
@@ -37,6 +45,17 @@ _SPARK_MASTER = re.compile(
     r"local(\[(\d+|\*)(,\d+)?\])?|local-cluster\[\d+,\d+,\d+\]|spark://[^\s:/,]+:\d+(,[^\s:/,]+:\d+)*"
     r"|yarn|k8s://\S+"
 )
+
+
+def user_data_dir() -> Path:
+    """Return the default data directory: `$XDG_DATA_HOME/streamjoin`, else `~/.local/share/streamjoin`.
+
+    >>> user_data_dir().name
+    'streamjoin'
+    """
+    base = os.environ.get("XDG_DATA_HOME") or ""
+    root = Path(base) if os.path.isabs(base) else Path.home() / ".local" / "share"
+    return root / "streamjoin"
 
 
 class Settings(BaseSettings):
@@ -82,6 +101,12 @@ class Settings(BaseSettings):
         ),
     )
     archive_url: str = Field(default="./archive", description="Where the archiver writes.")
+    data_dir: Path = Field(
+        default_factory=user_data_dir,
+        description="Where the services keep their files: the control plane's back-fill jobs and their "
+        "Parquet output (`backfill-jobs/`, `backfill-out/`). Default: `$XDG_DATA_HOME/streamjoin`, else "
+        "`~/.local/share/streamjoin`; `streamjoin dev up` uses its work directory.",
+    )
     schema_registry_url: str | None = Field(
         default=None,
         description="A Confluent-compatible schema registry, for Avro streams and outputs (docs/formats.md).",

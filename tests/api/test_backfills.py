@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.backfill.workload import make_workload
 
 from .conftest import StartApi
 from .server import ApiServer
@@ -46,7 +47,7 @@ def test_refusals_name_the_problem(api: ApiServer) -> None:
 @pytest.mark.slow
 def test_a_backfill_started_over_rest_runs_to_the_end(start_api: StartApi, tmp_path: Path) -> None:
     archive = tmp_path / "archive"
-    archive.mkdir()
+    make_workload({"a": "net.a", "b": "net.b", "c": "net.c"}, records=200).write_archive(str(archive))
     with start_api(
         archive_url=str(archive), api_backfill_dir=str(tmp_path / "jobs"), api_backfill_out_dir=str(tmp_path)
     ) as api:
@@ -100,3 +101,45 @@ def test_a_back_fill_into_a_flat_output_topic_is_refused(start_api: StartApi, tm
         assert refused.status_code == 422, refused.text
         assert "'flat' output records" in refused.text and "--out" in refused.text
         assert api.client.get("/v1/queries/flat/backfills").json() == []
+
+
+def _finished(api: ApiServer, job: dict[str, Any], timeout_s: float = 120) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout_s
+    while job["state"] not in ("succeeded", "failed", "cancelled") and time.monotonic() < deadline:
+        time.sleep(0.5)
+        job = api.client.get(f"/v1/queries/{job['query']}/backfills/{job['id']}").json()
+    return job
+
+
+def test_a_backfill_with_nothing_archived_fails_with_the_reason(start_api: StartApi, tmp_path: Path) -> None:
+    """A job that would read no archive file is `failed`, its error naming the archive and range."""
+    archive = tmp_path / "archive"
+    with start_api(archive_url=str(archive), data_dir=str(tmp_path / "data")) as api:
+        _register(api)
+        started = api.client.post("/v1/queries/pairs/backfills", json={"from": 0, "to": 1000})
+        assert started.status_code == 202, started.text
+        job = _finished(api, started.json())
+    assert job["state"] == "failed", job
+    assert (
+        "nothing to back-fill" in job["error"]
+        and str(archive) in job["error"]
+        and "[0, 1000)" in job["error"]
+    )
+
+
+def test_jobs_live_in_the_data_directory(start_api: StartApi, tmp_path: Path) -> None:
+    """Without `STREAMJOIN_API_BACKFILL_DIR`, jobs are kept under `STREAMJOIN_DATA_DIR`, never in the
+    directory the control plane was started from, and `out` is confined to the data dir's
+    `backfill-out`."""
+    data = tmp_path / "data"
+    before = set(Path.cwd().iterdir())
+    with start_api(archive_url=str(tmp_path / "archive"), data_dir=str(data)) as api:
+        _register(api)
+        started = api.client.post("/v1/queries/pairs/backfills", json={"from": 0, "to": 10, "out": "week"})
+        assert started.status_code == 202, started.text
+        job = _finished(api, started.json())
+        assert job["out"] == str(data / "backfill-out" / "week")
+        escape = api.client.post("/v1/queries/pairs/backfills", json={"from": 0, "to": 10, "out": "../x"})
+        assert escape.status_code == 422 and str(data / "backfill-out") in escape.text
+    assert (data / "backfill-jobs" / "pairs" / job["id"] / "status.json").is_file()
+    assert set(Path.cwd().iterdir()) == before

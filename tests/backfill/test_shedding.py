@@ -1,4 +1,5 @@
-"""A query with `shedding` in the back-fill: the same output as replay, for a seeded `random` policy.
+"""A query with `shedding` in the back-fill: the same output as replay, for a seeded `random` policy,
+with range, count and partitioned count windows.
 
 What a shedding policy keeps depends on every record before, so the back-fill runs one group per
 partition (no time buckets) and its engine makes replay's decisions, seeded draws included.
@@ -41,10 +42,11 @@ def _replay(query: QueryDef, events: Sequence[Event], partitions: int) -> Counte
     return ids
 
 
+@pytest.mark.parametrize("kind", ["range", "rows", "partitioned"])  # count windows shed too
 @pytest.mark.parametrize("seed", [1, 2])
-def test_backfill_sheds_as_replay_does(seed: int) -> None:
+def test_backfill_sheds_as_replay_does(seed: int, kind: str) -> None:
     w = make_workload(TOPICS, partitions=2, records=700, seed=seed)
-    query = _shedding(make_query("q", "range", TOPICS), seed)
+    query = _shedding(make_query("q", kind, TOPICS), seed)
     plan = plan_backfill(query, 0, 10_000, target_groups=8, partitions=2)
     assert plan.strategy == "partition" and plan.buckets == 1
     got = Counter(r["id"] for r in run_model(plan, w))

@@ -15,6 +15,7 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
+from streamjoin.backfill.files import EmptyArchiveError
 from streamjoin.backfill.job import BackfillJob, spark_hash_long
 from streamjoin.backfill.progress import JobProgress
 from streamjoin.backfill.sink import SinkSpec
@@ -90,11 +91,12 @@ def test_spark_hash_matches(spark: Any) -> None:
 
 
 def test_empty_archive(spark: Any, tmp_path: Path) -> None:
+    """A back-fill that would read no file is refused (naming the archive and range), not a success."""
     query = make_query("qempty", "rows", TOPICS)
-    summary = BackfillJob(spark, query, 0, 100, str(tmp_path / "nothing")).write(
-        SinkSpec("parquet", str(tmp_path / "out"))
-    )
-    assert summary.results == summary.records == summary.files == 0
+    with pytest.raises(
+        EmptyArchiveError, match=r"nothing to back-fill: the archive at .*nothing.* \[0, 100\)"
+    ):
+        BackfillJob(spark, query, 0, 100, str(tmp_path / "nothing"))
 
 
 def _with_bad_timestamps(w: Any) -> list[bytes]:

@@ -123,7 +123,15 @@ def test_sigterm_to_pytest_still_stops_the_stack(tmp_path: Path) -> None:
 def test_dev_up_exit_after_check(tmp_path: Path) -> None:
     marker = uuid.uuid4().hex
     done = subprocess.run(
-        [str(STREAMJOIN), "dev", "up", "--exit-after-check", "--no-demo"],
+        [
+            str(STREAMJOIN),
+            "dev",
+            "up",
+            "--exit-after-check",
+            "--no-demo",
+            "--workdir",
+            str(tmp_path / "work"),
+        ],
         env=_marked_env(marker, COLUMNS="80"),  # a terminal's width: the exports must not wrap
         cwd=tmp_path,
         capture_output=True,
@@ -154,6 +162,9 @@ def test_dev_up_exit_after_check(tmp_path: Path) -> None:
     assert re.fullmatch(r"127\.0\.0\.1:\d+", exports["STREAMJOIN_KAFKA_BOOTSTRAP"]), done.stdout
     assert len(exports["STREAMJOIN_API_TOKEN"]) >= 20, done.stdout
     assert processes_with_env(MARKER, marker) == []
+    # The control plane keeps its back-fill jobs in the stack's data directory, not where it started.
+    assert (tmp_path / "work" / "data" / "backfill-jobs").is_dir()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["work"]
 
 
 @pytest.mark.timeout(180)

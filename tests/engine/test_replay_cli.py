@@ -215,7 +215,11 @@ def test_bad_events_line_exits_2_with_its_number(tmp_path: Path, text: str, line
 @pytest.mark.parametrize(
     ("text", "line", "reason"),
     [
-        (json.dumps({"stream": "S2", "record": {"attr": 1}}) + "\n", 1, "missing timestamp field 'ts'"),
+        (
+            json.dumps({"stream": "S2", "record": {"attr": 1}}) + f"\n{_GOOD}\n",
+            1,
+            "missing timestamp field 'ts'",
+        ),
         (f"{_GOOD}\n" + json.dumps({"stream": "S2", "record": [1, 2]}) + "\n", 2, "not a JSON object"),
     ],
 )
@@ -259,5 +263,6 @@ def test_missing_file_and_empty_input(tmp_path: Path) -> None:
         check=False,
     )
     assert done.returncode == 2 and done.stdout == "" and len(done.stderr.strip().splitlines()) == 1
-    done = _run(tmp_path, _GOLAB, "")
-    assert done.returncode == 0 and done.stdout == "", done.stderr
+    done = _run(tmp_path, _GOLAB, "")  # nothing to replay: said, and a failure
+    assert done.returncode == 1 and done.stdout == "", done.stderr
+    assert done.stderr.strip().endswith("events.jsonl: it holds no events"), done.stderr

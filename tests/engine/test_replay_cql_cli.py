@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from collections import Counter
 from pathlib import Path
 
+from streamjoin.dev.ports import free_port
 from streamjoin.query import parse_query
 from streamjoin.testing import expected_results, replay_events
 
@@ -20,8 +22,9 @@ _CQL = (
 
 
 def _replay(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "STREAMJOIN_REDIS_URL": f"redis://127.0.0.1:{free_port()}/0"}  # no registry
     return subprocess.run(
-        [*_command(), "replay", *args], capture_output=True, text=True, timeout=120, check=False
+        [*_command(), "replay", *args], capture_output=True, text=True, timeout=120, check=False, env=env
     )
 
 
@@ -59,7 +62,7 @@ def test_bad_cql_arguments_exit_2_with_one_line(tmp_path: Path) -> None:
     (tmp_path / "streams.json").write_text(json.dumps(_STREAMS), encoding="utf-8")
     events, streams = str(tmp_path / "events.jsonl"), str(tmp_path / "streams.json")
     cases = {
-        "needs --streams": ["--cql", _CQL, events],
+        "give --streams STREAMS.json": ["--cql", _CQL, events],
         "unknown stream": ["--streams", streams, "--cql", "SELECT * FROM S1 [RANGE 1], X [RANGE 1]", events],
         "expected EVENTS.jsonl": ["--streams", streams, "--cql", _CQL, events, events],
     }

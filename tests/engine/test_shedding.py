@@ -1,8 +1,9 @@
 """The engine under a `shedding` budget against the reference simulator and the oracle.
 
-For every policy, on random inputs (two and three inputs, batches of any size): the engine's output
-equals the simulator's as a multiset, is a sub-multiset of the oracle's, and is the oracle's when the
-windows fit the budget; each output record carries the combined importance of its members.
+For every policy, on random inputs (two and three inputs, range, count and partitioned count
+windows mixed, batches of any size): the engine's output equals the simulator's as a multiset, is a
+sub-multiset of the oracle's, and is the oracle's when the windows fit the budget; each output
+record carries the combined importance of its members.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.shedding.windows import most_held, windows
 
 from streamjoin.engine import MultiJoin
 from streamjoin.engine.output import ResultFormatter
@@ -48,7 +50,8 @@ def cases(draw: st.DrawFn, streams: str = "ab") -> Case:
         "name": "p",
         "output": {"topic": "o"},
         "inputs": [
-            {"stream": s, "timestamp": "t", "window": {"range": draw(st.integers(1, 3))}} for s in streams
+            {"stream": s, "timestamp": "t", "window": w}
+            for s, w in zip(streams, draw(windows(len(streams))), strict=True)
         ],
         "where": where,
         "shedding": {
@@ -67,6 +70,7 @@ def cases(draw: st.DrawFn, streams: str = "ab") -> Case:
                 "t": t,
                 "k": draw(st.integers(0, 1)),
                 "v": draw(st.integers(0, 3)),
+                "g": draw(st.integers(0, 1)),
                 "imp": draw(st.sampled_from([1, 2, 5, 20, 0.5])),
             },
         )
@@ -107,16 +111,6 @@ def simulated(query: QueryDef, case: Case, share: int | None) -> Counter[ResultK
     return Counter(tuple((0, instance.offsets[s]) for s in r.members) for r in outcome.results)
 
 
-def need(case: Case, query: QueryDef) -> int:
-    """Return the most records any window holds at once without shedding."""
-    most = 1
-    for inp in query.inputs:
-        seen = [r["t"] for s, r in case.lines if s == inp.stream]
-        rng = inp.window.range  # type: ignore[union-attr]
-        most = max([most] + [sum(1 for u in seen if now - rng <= u <= now) for now in seen])
-    return most
-
-
 def check(case: Case, share: int) -> None:
     base = parse_query(case.raw)
     oracle = expected_results(base, replay_events(base, case.lines))
@@ -152,6 +146,6 @@ def test_enough_memory_gives_the_exact_result(case: Case) -> None:
     base = parse_query(case.raw)
     oracle = expected_results(base, replay_events(base, case.lines))
     for policy in POLICY_NAMES:
-        query = query_of(case, policy, need(case, base) * len(base.inputs))
+        query = query_of(case, policy, most_held(base, case.lines) * len(base.inputs))
         got, _ = run_engine(query, case)
         assert got == oracle, policy

@@ -1,4 +1,5 @@
-"""Shedding in the live joiner: a runtime budget change, and exactly once under SIGKILL.
+"""Shedding in the live joiner: a runtime budget change, and exactly once under SIGKILL, with a range
+or a count window (whose shed records keep their place in the count across checkpoints).
 
 The joiner's output is compared with the same engine run in process over the records as produced
 (one operator per partition, as `OperatorFactory.build(partition)` makes them): the shedding
@@ -41,10 +42,16 @@ pytestmark = [pytest.mark.timeout(300)]
 PARTITIONS = 2
 
 
-def _shedding_workload(s: QuerySetup, memory: int, per_stream: int, seed: int) -> Workload:
+# `b`'s window: a range window, or the workload's count window (its shed records keep their place).
+B_WINDOWS = {"range": {"range": 30}, "rows": {"rows": 5}}
+
+
+def _shedding_workload(
+    s: QuerySetup, memory: int, per_stream: int, seed: int, b_window: str = "range"
+) -> Workload:
     w = make_workload(name=s.name, topics=s.topics, output=s.output, partitions=PARTITIONS,
                       per_stream=per_stream, keys=6, seed=seed, lateness=2)  # fmt: skip
-    w.query_json["inputs"][1]["window"] = {"range": 30}  # shedding needs range windows
+    w.query_json["inputs"][1]["window"] = B_WINDOWS[b_window]
     w.query_json["shedding"] = {"memory": memory, "policy": "simp", "importance": "imp", "combine": "sum"}
     for _, _, record in w.items:
         record["imp"] = 1 + record["n"] % 7 if record["n"] > 0 else 1
@@ -76,11 +83,16 @@ def _ids(records: list[Any]) -> Counter[str]:
     return Counter(json.loads(r.value)["id"] for r in records)
 
 
+@pytest.mark.parametrize("b_window", sorted(B_WINDOWS))
 def test_budget_change_at_runtime_takes_effect_without_losing_state(
-    query_setup: Callable[[int], QuerySetup], kafka_broker: str, redis_server: str, tmp_path: Path
+    query_setup: Callable[[int], QuerySetup],
+    kafka_broker: str,
+    redis_server: str,
+    tmp_path: Path,
+    b_window: str,
 ) -> None:
     s = query_setup(PARTITIONS)
-    w = _shedding_workload(s, memory=600, per_stream=200, seed=31)  # 600: nothing is shed at first
+    w = _shedding_workload(s, memory=600, per_stream=200, seed=31, b_window=b_window)  # 600: none shed
     joiner = JoinerProcess(tmp_path, kafka_broker, redis_server, group=s.group, prefix=s.prefix)
     half = len(w.items) // 2
 
@@ -113,11 +125,16 @@ def test_budget_change_at_runtime_takes_effect_without_losing_state(
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("b_window", sorted(B_WINDOWS))
 def test_sigkill_with_shedding_gives_the_no_crash_output(
-    query_setup: Callable[[int], QuerySetup], kafka_broker: str, redis_server: str, tmp_path: Path
+    query_setup: Callable[[int], QuerySetup],
+    kafka_broker: str,
+    redis_server: str,
+    tmp_path: Path,
+    b_window: str,
 ) -> None:
     s = query_setup(PARTITIONS)
-    w = _shedding_workload(s, memory=12, per_stream=400, seed=32)
+    w = _shedding_workload(s, memory=12, per_stream=400, seed=32, b_window=b_window)
     joiner = JoinerProcess(tmp_path, kafka_broker, redis_server, group=s.group, prefix=s.prefix)
     rng = random.Random(7)
     kills = 0

@@ -20,7 +20,6 @@ from hypothesis import strategies as st
 
 from streamjoin.engine.output import json_key
 from streamjoin.query import QueryError, parse_query
-from streamjoin.query.cql import Stream
 from streamjoin.query.dump import dump_query
 from streamjoin.query.partitioning import (
     PartitioningPlan,
@@ -29,6 +28,7 @@ from streamjoin.query.partitioning import (
     plan_partitioning,
     repartition_topic,
 )
+from streamjoin.query.streams import StreamDecl
 from streamjoin.query.text import expand_text, streams_from_json
 
 
@@ -79,7 +79,7 @@ def test_cql_and_sql_carry_the_streams_keys_into_the_inputs() -> None:
     streams = streams_from_json(
         [{"name": "a", "timestamp": "ts", "key": "k"}, {"name": "b", "timestamp": "ts"}]
     )
-    assert streams["a"] == Stream("a", "ts", "k")
+    assert streams["a"] == StreamDecl("a", "ts", "k")
     for text in ({"cql": "SELECT * FROM a [RANGE 5], b [RANGE 5] WHERE a.k = b.k"},
                  {"sql": "SELECT * FROM a [RANGE 5] JOIN b [RANGE 5] ON a.k = b.k"}):  # fmt: skip
         q = parse_query(expand_text({"name": "q", "output": {"topic": "o"}, **text}, streams))

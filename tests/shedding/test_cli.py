@@ -87,7 +87,16 @@ def test_table_shows_each_policy_share_of_the_optimum(tmp_path: Path) -> None:
     [
         ({"shedding": None}, "no memory budget"),
         ({"shedding": {"memory": 4, "policy": "nope"}}, "shedding.policy"),
-        ({"inputs": [{"stream": s, "timestamp": "t", "window": {"rows": 3}} for s in "rs"]}, "range"),
+        (
+            {
+                "inputs": [
+                    {"stream": "r", "timestamp": "t", "window": {"range": 3}},
+                    {"stream": "s", "timestamp": "t"},  # bounded by `within` alone: no window to share
+                ],
+                "within": [["r", "s", 3]],
+            },
+            "needs a window (range or rows) on every input",
+        ),
     ],
 )
 def test_bad_query_exits_2_with_one_line(tmp_path: Path, change: dict[str, Any], words: str) -> None:

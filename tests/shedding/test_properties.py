@@ -1,7 +1,8 @@
 """Property tests on random inputs: the simulator against the oracle, every policy against the optimum.
 
 For two inputs the optimum is exact (ODJA and the flow must agree); for three it is an upper bound
-that must still dominate every policy and the feasible schedule it reports.
+that must still dominate every policy and the feasible schedule it reports. Windows are range,
+count, or count per `partition_by` value (`windows.py`), mixed in one query.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from streamjoin.shedding import POLICIES, ShedInstance, build_instance, make_pol
 from streamjoin.shedding.simulate import Outcome
 from streamjoin.testing import ResultKey, expected_results, replay_events
 
+from .windows import most_held, windows
+
 EPS = 1e-6
 PROPERTY = settings(max_examples=150, deadline=None)
 
@@ -33,17 +36,14 @@ class Case:
 
 @st.composite
 def cases(draw: st.DrawFn, streams: str = "ab") -> Case:
-    ranges = [draw(st.integers(1, 3)) for _ in streams]
+    kinds = draw(windows(len(streams)))
     where: list[list[Any]] = [[f"{a}.k", "=", f"{b}.k"] for a, b in itertools.pairwise(streams)]
     if draw(st.booleans()):
         where.append([f"{streams[0]}.v", "<=", f"{streams[1]}.v"])
     raw = {
         "name": "p",
         "output": {"topic": "o"},
-        "inputs": [
-            {"stream": s, "timestamp": "t", "window": {"range": r}}
-            for s, r in zip(streams, ranges, strict=True)
-        ],
+        "inputs": [{"stream": s, "timestamp": "t", "window": w} for s, w in zip(streams, kinds, strict=True)],
         "where": where,
         "shedding": {
             "memory": len(streams),
@@ -61,6 +61,7 @@ def cases(draw: st.DrawFn, streams: str = "ab") -> Case:
                 "t": t,
                 "k": draw(st.integers(0, 1)),
                 "v": draw(st.integers(0, 3)),
+                "g": draw(st.integers(0, 1)),
                 "imp": draw(st.sampled_from([1, 2, 5, 20, 0.5])),
             },
         )
@@ -72,15 +73,6 @@ def cases(draw: st.DrawFn, streams: str = "ab") -> Case:
 
 def _keys(case: Case, outcome: Outcome) -> Counter[ResultKey]:
     return Counter(tuple((0, case.instance.offsets[s]) for s in r.members) for r in outcome.results)
-
-
-def _need(case: Case) -> int:
-    """Return the most records any window holds at once without shedding."""
-    most = 0
-    for i, life in enumerate(case.instance.lifetimes):
-        seen = [e.ts for e in case.instance.entries() if e.window == i]
-        most = max([most] + [sum(1 for u in seen if now - life <= u <= now) for now in seen])
-    return max(most, 1)
 
 
 def _check(case: Case, share: int) -> None:
@@ -131,7 +123,7 @@ def test_odja_equals_flow_and_optimum_grows_with_memory(case: Case, share: int) 
 @PROPERTY
 @given(st.sampled_from(["ab", "abc"]).flatmap(cases))
 def test_memory_the_windows_need_gives_the_exact_result(case: Case) -> None:
-    share = _need(case)
+    share = most_held(case.query, case.lines)
     exact = simulate(case.instance)
     best = optimum(case.instance, exact.results, share)
     assert abs(best.importance - exact.importance) <= EPS

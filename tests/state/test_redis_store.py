@@ -213,3 +213,26 @@ def test_rekeyed_entries_keep_their_source_partition(any_redis: str) -> None:
         assert await r.hkeys(k.table(TOPIC)) == []
 
     _run(test, any_redis)
+
+
+def test_a_rewritten_entry_is_read_back_as_rewritten_and_keeps_its_record(any_redis: str) -> None:
+    """A count window's shed record stays in the checkpoint with `passes` 0 (`CommitBatch.rewritten`):
+    its header is stored again, its record bytes stay shared, and a deletion still removes both."""
+
+    async def test(store: RedisStateStore, r: RedisClient) -> None:
+        epoch = (await store.claim("q", P, "w", (TOPIC,))).epoch
+        held = [_entry(0, o) for o in range(3)]
+        for seq, e in enumerate(held, start=1):
+            e.seq = seq
+        await _commit(store, "q", epoch, 1, (TOPIC,), added=held)
+        held[1].passes = False  # shed: it keeps its place in the count, it joins nothing
+        batch = CommitBatch(batch=2, offsets={TOPIC: 100}, scalars={}, rewritten=[held[1]], topics=(TOPIC,))
+        await store.commit("q", P, epoch, batch)
+        back = await store.claim("q", P, "w2", (TOPIC,))
+        got = {e.offset: (e.passes, e.seq, e.ts, e.record["i"]) for e in back.entries}
+        assert got == {0: (True, 1, 1_000, 0), 1: (False, 2, 1_001, 1), 2: (True, 3, 1_002, 2)}
+        assert (await _table(store, r))[0] == {o: _raw(o) for o in range(3)}
+        await _commit(store, "q", back.epoch, 3, (TOPIC,), expired=held)
+        assert await _table(store, r) == ({}, {})
+
+    _run(test, any_redis)

@@ -16,6 +16,7 @@ streamjoin.api.config.ConfigurationError: production mode needs STREAMJOIN_API_T
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from pydantic import Field, model_validator
@@ -80,12 +81,15 @@ class ApiSettings(Settings):
     api_default_record_bytes: int = Field(
         default=1024, gt=0, description="Record size assumed for a stream registered without one."
     )
-    api_backfill_dir: str = Field(
-        default="./backfill-jobs", description="Where back-fill jobs keep their query, status and log."
+    api_backfill_dir: str | None = Field(
+        default=None,
+        description="Where back-fill jobs keep their query, status and log (default: `backfill-jobs` in "
+        "STREAMJOIN_DATA_DIR).",
     )
-    api_backfill_out_dir: str = Field(
-        default="./backfill-out",
-        description="The only directory a back-fill's Parquet `out` may write into (relative to it).",
+    api_backfill_out_dir: str | None = Field(
+        default=None,
+        description="The only directory a back-fill's Parquet `out` may write into (relative to it; default: "
+        "`backfill-out` in STREAMJOIN_DATA_DIR).",
     )
     api_max_body_bytes: int = Field(
         default=2 << 20,
@@ -98,6 +102,19 @@ class ApiSettings(Settings):
         """Return whether reads (and `/metrics` on the API port) need the token: production mode, or
         `STREAMJOIN_API_READ_TOKEN_REQUIRED`."""
         return self.production or self.api_read_token_required
+
+    @property
+    def backfill_jobs_dir(self) -> Path:
+        """Return where back-fill jobs live: `api_backfill_dir`, else `backfill-jobs` in the data dir."""
+        given = self.api_backfill_dir
+        return Path(given) if given else self.data_dir / "backfill-jobs"
+
+    @property
+    def backfill_out_dir(self) -> Path:
+        """Return the directory back-fill output is confined to (`api_backfill_out_dir`, else the data
+        dir's `backfill-out`)."""
+        given = self.api_backfill_out_dir
+        return Path(given) if given else self.data_dir / "backfill-out"
 
     @model_validator(mode="after")
     def _check_ports(self) -> ApiSettings:

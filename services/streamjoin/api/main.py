@@ -60,7 +60,7 @@ def create_app(settings: ApiSettings) -> FastAPI:
             app.state.store = store
             app.state.registry_guard = guard
             app.state.backfill_jobs = BackfillJobs(
-                settings.api_backfill_dir, env=settings.as_env(), out_root=settings.api_backfill_out_dir
+                settings.backfill_jobs_dir, env=settings.as_env(), out_root=settings.backfill_out_dir
             )
             try:
                 yield

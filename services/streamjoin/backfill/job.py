@@ -20,7 +20,6 @@ The plan (docs/backfill.md):
 from __future__ import annotations
 
 import json
-import math
 import re
 import time
 import uuid
@@ -34,8 +33,9 @@ from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.functions import pandas_udf
 
-from streamjoin.archiver.layout import ArchiveFile, ArchiveLayout, hour_start_ms
+from streamjoin.archiver.layout import ArchiveFile, ArchiveLayout
 from streamjoin.backfill.codecs import decoder_of, need_registry_url, timestamps
+from streamjoin.backfill.files import archive_files, history_from, require_files
 from streamjoin.backfill.history import HistoryDecoder
 from streamjoin.backfill.plan import BackfillPlan, InputFeed, Strategy, plan_backfill
 from streamjoin.backfill.progress import JobProgress, ProgressPoller
@@ -54,7 +54,6 @@ _HISTORY_DDL = (
 )
 _RESULT_DDL = "id string, query string, ts double, partition int, key binary, value binary"
 _STATS_DDL = ", ".join(f"{c} long" for c in STATS_COLUMNS) + ", reasons string"
-_HOUR_MS = 3_600_000
 _SIMPLE_FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -122,13 +121,13 @@ class BackfillJob:
 
         Raises:
             ValueError: the query has Avro inputs and no registry URL is given.
+            EmptyArchiveError: the range needs no archived file (a `ValueError` too).
         """
         need_registry_url(query, schema_registry_url)
         self.registry_url = schema_registry_url
         self.spark = spark
         self.layout = ArchiveLayout(archive_url)
-        topics = tuple(dict.fromkeys(i.topic for i in query.inputs))
-        self.files: dict[str, list[ArchiveFile]] = {t: sorted(self.layout.files([t])) for t in topics}
+        self.files: dict[str, list[ArchiveFile]] = archive_files(self.layout, query)
         counts = archive_partition_counts(self.files) | dict(partition_counts or {})
         self.partitioning: PartitioningPlan = plan_partitioning(query, counts)
         """How the live joiner partitions the query (direct or re-keyed inputs): the grouping."""
@@ -144,6 +143,8 @@ class BackfillJob:
             rows_lookback=rows_lookback,
             strategy=strategy,
         )
+        self._selected = require_files(self.plan, self.layout, self.files)
+        """The files each input reads, by input index (never none at all: `EmptyArchiveError`)."""
         self.partitions = partitions
         self.files_read = 0
         self.join_tasks = 1
@@ -177,11 +178,7 @@ class BackfillJob:
 
     def _feed_parts(self, feed: InputFeed) -> list[DataFrame]:
         plan = self.plan
-        history_from = -math.inf
-        if feed.rows is not None and plan.rows_lookback is not None:
-            history_from = plan.start - plan.rows_lookback
-        needed_from = feed.lower if feed.rows is None else history_from
-        raw = self._read(feed, needed_from)
+        raw = self._read(feed)
         if raw is None:
             return []
         ts = F.col("ts")
@@ -191,18 +188,12 @@ class BackfillJob:
             unreadable = raw.where(ts.isNull())
             parts.append(unreadable.withColumn("grp", F.col("opart").cast("long") * F.lit(plan.buckets)))
         if feed.rows is not None:
-            parts.append(self._grouped(self._history(raw, feed, history_from), feed))
+            parts.append(self._grouped(self._history(raw, feed, history_from(plan, feed)), feed))
         return parts
 
-    def _read(self, feed: InputFeed, needed_from: float) -> DataFrame | None:
+    def _read(self, feed: InputFeed) -> DataFrame | None:
         """Return the input's archived records as (input, opart, partition, offset, ts, kafka_ts, value)."""
-        files = self.files.get(feed.topic, [])
-        if feed.timestamp is None:  # timed by the Kafka timestamp: the hour directories prune exactly
-            files = [
-                f
-                for f in files
-                if hour_start_ms(f.hour) < self.plan.end and hour_start_ms(f.hour) + _HOUR_MS > needed_from
-            ]
+        files = self._selected[feed.index]  # timed by the Kafka timestamp: only the hours it needs
         if not files:
             return None
         self.files_read += len(files)

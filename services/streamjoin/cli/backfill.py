@@ -4,11 +4,15 @@ Results with `t_max` in `[T1, T2)` go to the query's output topic, or to Parquet
 The Spark master is `--master`, else spark-submit's (when run by `spark-submit`), else
 `STREAMJOIN_SPARK_MASTER`, else local mode (`local[2]`). Progress is a bar on stderr (when it is a
 terminal) and, with `--status-file`, a JSON status file; the summary is one JSON line on stdout.
-Exit codes: 0 done, 1 the job failed, 2 bad arguments or query.
+The query's streams are resolved as over REST (`streamjoin.query_file`): from `--streams`, else the
+registry at `STREAMJOIN_REDIS_URL` when an input gives no timestamp. Exit codes: 0 done; 1 the job
+failed, or the range needs no archived file (nothing to back-fill); 2 bad arguments or query, or the
+`spark` extra (PySpark, pandas) is not installed; 130 cancelled.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import signal
 import sys
@@ -22,18 +26,26 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from streamjoin.query import QueryDef, QueryError, parse_query
+from streamjoin.query import QueryDef
+from streamjoin.query_file import QueryFileError, StreamSource, load_query
 from streamjoin.settings import Settings, load_settings
 
-__all__ = ["backfill_command", "load_query_file", "register"]
+__all__ = ["SPARK_EXTRA", "backfill_command", "missing_spark_extra", "register"]
+
+SPARK_EXTRA = ("pyspark", "pandas")
+"""What `pip install 'streamjoin[spark]'` adds; the demo's set-up installs the package without it."""
 
 
-def load_query_file(path: Path) -> QueryDef:
-    """Read a query JSON file (the query itself, or a registry record with a `definition`)."""
-    raw: Any = json.loads(path.read_text(encoding="utf-8"))
-    if isinstance(raw, dict) and "definition" in raw and "inputs" not in raw:
-        raw = raw["definition"]
-    return parse_query(raw)
+def missing_spark_extra() -> str | None:
+    """Return why the back-fill cannot run here (the `spark` extra is not installed), else None."""
+    missing = [name for name in SPARK_EXTRA if importlib.util.find_spec(name) is None]
+    if not missing:
+        return None
+    return (
+        f"the back-fill runs on PySpark, and {' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} "
+        "not installed: install the spark extra (about 460 MB of PySpark; Java 17 is needed too), from "
+        "the clone `.venv/bin/pip install -e '.[spark]'`, or `pip install 'streamjoin[spark]'`"
+    )
 
 
 def backfill_command(
@@ -61,27 +73,60 @@ def backfill_command(
         float | None, typer.Option(help="Bound on how far before --from rows windows are looked for.")
     ] = None,
     status_file: Annotated[Path | None, typer.Option(help="Keep a JSON status file up to date here.")] = None,
+    streams_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--streams",
+            help="The streams the query names: a JSON list of what POST /v1/streams takes (default: the "
+            "registry at $STREAMJOIN_REDIS_URL, asked only when an input gives no timestamp).",
+        ),
+    ] = None,
+    registry_prefix: Annotated[
+        str, typer.Option(help="The registry's key prefix (the control plane's).")
+    ] = "streamjoin:",
 ) -> None:
     """Compute a query's results over an archived time range with Spark and write them."""
     from streamjoin.backfill.codecs import need_envelope_for_topic, need_registry_url
+    from streamjoin.backfill.files import EmptyArchiveError, check_archive
     from streamjoin.backfill.plan import parse_time
     from streamjoin.backfill.status import StatusFile
 
     err = Console(stderr=True)
     status = StatusFile(status_file) if status_file is not None else None
+
+    def refuse(message: str, code: int) -> typer.Exit:
+        if status is not None:
+            status.update(state="failed", error=message, finished_at=time.time())
+        print(f"streamjoin backfill: {message}", file=sys.stderr)  # one line, never wrapped
+        return typer.Exit(code)
+
     try:
-        query = load_query_file(query_file)
+        missing = missing_spark_extra()
+        if missing is not None:
+            raise refuse(missing, 2)
+        settings = load_settings(kafka_bootstrap=bootstrap, archive_url=archive_url, spark_master=master)
+        query = load_query(query_file, StreamSource(streams_file, lambda: settings, registry_prefix))
         start, end = parse_time(from_), parse_time(to)
         if end <= start:
             raise ValueError(f"--to ({to}) must be after --from ({from_})")
-        settings = load_settings(kafka_bootstrap=bootstrap, archive_url=archive_url, spark_master=master)
         need_registry_url(query, settings.schema_registry_url)
         need_envelope_for_topic(query, out)
-    except (OSError, json.JSONDecodeError, QueryError, ValueError) as exc:
-        if status is not None:
-            status.update(state="failed", error=str(exc), finished_at=time.time())
-        err.print(f"streamjoin backfill: {exc}", markup=False, highlight=False)
-        raise typer.Exit(2) from None
+    except (OSError, QueryFileError, ValueError) as exc:
+        raise refuse(str(exc), 2) from None
+    try:
+        selected = check_archive(query, start, end, settings.archive_url, rows_lookback)
+    except EmptyArchiveError as exc:
+        raise refuse(str(exc), 1) from None
+    except (OSError, ValueError) as exc:  # an archive URL that cannot be opened
+        raise refuse(f"archive {settings.archive_url}: {exc}", 2) from None
+    for feed_index, files in selected.items():
+        if not files:
+            inp = query.inputs[feed_index]
+            print(
+                f"streamjoin backfill: warning: no archived file of topic {inp.topic!r} (input "
+                f"{inp.stream!r}) for the range: every result needs one, so there can be none",
+                file=sys.stderr,
+            )
     if status is not None:
         status.update(
             state="starting", query=query.name, start=start, end=end, out=out, started_at=time.time()

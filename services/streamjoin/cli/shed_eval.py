@@ -11,7 +11,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from streamjoin.replay import ReplayError, load_query, read_events
+from streamjoin.query_file import QueryFileError, StreamSource, environment_settings, load_query
+from streamjoin.replay import ReplayError, read_events
 from streamjoin.shedding import ShedInputError, build_instance, evaluate
 from streamjoin.shedding.optimum import Method
 
@@ -56,12 +57,20 @@ def shed_eval_command(
     method: Annotated[
         str, typer.Option("--method", help="the optimum: auto, odja (two inputs, small) or flow")
     ] = "auto",
+    streams_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--streams",
+            help="the streams the query names, as for `streamjoin replay` (default: the registry at "
+            "$STREAMJOIN_REDIS_URL, asked only when an input gives no timestamp)",
+        ),
+    ] = None,
 ) -> None:
     """Replay events under the exact join, the offline optimum and every shedding policy."""
     try:
         if method not in ("auto", "odja", "flow"):
             raise ShedInputError(f"--method must be auto, odja or flow, not {method!r}")
-        query = load_query(query_file)
+        query = load_query(query_file, StreamSource(streams_file, environment_settings))
         budget = memory if memory is not None else (query.shedding.memory if query.shedding else None)
         if budget is None:
             raise ShedInputError("no memory budget: give --memory or a shedding field in the query")
@@ -72,7 +81,7 @@ def shed_eval_command(
         instance = build_instance(query, events)
         seed = query.shedding.seed if query.shedding else 0
         report = evaluate(instance, budget, seed=seed, method=cast(Method, method))
-    except (ReplayError, ShedInputError, OSError, ValueError) as exc:
+    except (ReplayError, QueryFileError, ShedInputError, OSError, ValueError) as exc:
         print(f"streamjoin shed-eval: {exc}", file=sys.stderr)
         raise typer.Exit(2) from None
     if as_json:

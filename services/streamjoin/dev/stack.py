@@ -157,7 +157,9 @@ class EmbeddedStack:
         return tuple(self._services)
 
     def settings(self, **flags: object) -> Settings:
-        """Return the settings a service of this stack runs with (flags override)."""
+        """Return the settings a service of this stack runs with (flags override): its data (back-fill
+        jobs and their output) under the work directory, like everything else the stack writes."""
+        flags.setdefault("data_dir", self.workdir / "data")
         if self.schema_registry_url is not None:
             flags = {"schema_registry_url": self.schema_registry_url, **flags}
         flags.setdefault("registry_key", self.registry_key)

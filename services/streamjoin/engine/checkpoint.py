@@ -21,14 +21,18 @@ class EngineDelta:
 
     `added`: records buffered (their `seq` is set if they were also released); `released`: records
     that entered their windows (persist their new `seq`); `expired`: records that left their windows
-    (delete them); `scalars`: the operator's clocks and counters, JSON-serialisable, replaced whole.
-    An entry may appear in `added`, `released` and `expired` of one delta; apply them in that order.
+    (delete them); `scalars`: the operator's clocks and counters, JSON-serialisable, replaced whole;
+    `rewritten`: records still kept whose stored form changed (a count window's record shed under a
+    memory budget keeps its place in the count, now with `passes` False: store it again).
+    An entry may appear in `added`, `released`, `rewritten` and `expired` of one delta; apply them
+    in that order.
     """
 
     added: list[Entry]
     released: list[Entry]
     expired: list[Entry]
     scalars: dict[str, Any]
+    rewritten: list[Entry] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -38,11 +42,14 @@ class Journal:
     added: list[Entry] = field(default_factory=list)
     released: list[Entry] = field(default_factory=list)
     expired: list[Entry] = field(default_factory=list)
+    rewritten: list[Entry] = field(default_factory=list)
 
     def take(self, scalars: dict[str, Any]) -> EngineDelta:
         """Return the changes collected so far and start collecting anew."""
-        # The window tables append to `expired` directly, so that list is copied, not replaced.
-        delta = EngineDelta(self.added, self.released, list(self.expired), scalars)
+        # The window tables append to `expired` directly (the shedding schedule to `rewritten`), so
+        # those lists are copied, not replaced.
+        delta = EngineDelta(self.added, self.released, list(self.expired), scalars, list(self.rewritten))
         self.added, self.released = [], []
         self.expired.clear()
+        self.rewritten.clear()
         return delta

@@ -141,6 +141,8 @@ class MultiJoin:
         self._progress = Progress()
         hooks = eviction_hooks(eviction, query, self._tables)
         self._schedule = schedule_kind(query, self._runner, expiration, hooks, self._progress)
+        if self._journal is not None and isinstance(self._schedule, ShedSchedule):
+            self._schedule.log_rewrites(self._journal.rewritten)
         self.plan_changes = 0
         self.plan = default_plan(query)
         self.set_plan(plan or self.plan)

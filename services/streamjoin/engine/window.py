@@ -119,6 +119,7 @@ class MemoryWindowTable:
         self._dirty_groups: set[tuple[int, Any]] = set()  # groups that grew since the last expiry
         self._overflow = False  # some group holds more than `rows` records
         self._evicted: set[int] = set()  # seqs of rows entries evicted but still counted by their group
+        self._ghosts: set[int] = set()  # seqs of rows entries shed but still counted, not logged yet
         self._dropped: set[int] = set()  # seqs expired from their bucket, still in `_entries` (range)
         self.expired_log: list[Entry] | None = None  # set to a list to record what expire() drops
 
@@ -294,6 +295,21 @@ class MemoryWindowTable:
         stats.expirations += 1
         stats.records -= 1
 
+    def ghost(self, entry: Entry) -> None:
+        """Stop holding `entry` but keep its place in its count (a rows window; load shedding).
+
+        Unlike `evict`, nothing is logged now: a host that persists windows keeps the entry, whose
+        `passes` is now False, so that a restored window counts it too; `expire` logs it in
+        `expired_log` once it would have left the window. Statistics: it is no longer held.
+        """
+        if self._rows is None:
+            raise ValueError("only a count (rows) window keeps the place of a record it no longer holds")
+        del self._by_seq[entry.seq]
+        self._ghosts.add(entry.seq)
+        self._unindex(entry)
+        entry.passes = False
+        self.stats.records -= 1
+
     def _expire_rows(self) -> int:
         # Any future record has timestamp >= every record held, so only the newest `rows` of each
         # group can still be in a window: evict the rest.
@@ -311,6 +327,12 @@ class MemoryWindowTable:
                 if self._evicted and entry.seq in self._evicted:
                     self._evicted.discard(entry.seq)  # already gone (and counted) when evicted
                     dropped -= 1
+                    continue
+                if self._ghosts and entry.seq in self._ghosts:
+                    self._ghosts.discard(entry.seq)  # no longer held (counted then); its place goes now
+                    dropped -= 1
+                    if self.expired_log is not None:
+                        self.expired_log.append(entry)
                     continue
                 del self._by_seq[entry.seq]
                 self._unindex(entry)

@@ -193,6 +193,8 @@ class BatchBuilder:
         added = [(e, e.extra[2]) for e in delta.added if e not in expired_now]  # extra[2]: raw bytes
         released = [e for e in delta.released if e not in added_now]
         expired = [e for e in delta.expired if e not in added_now]
+        # An entry added now is stored with its header as it is at the commit; one deleted, not at all.
+        rewritten = [e for e in delta.rewritten if e not in added_now and e not in expired_now]
         records = self._encode_output(results, dead)
         if records and max(map(len, map(_value_of, records))) > self._max_bytes - _KEY_MARGIN:
             records = self._fit(records, results, dead)
@@ -209,6 +211,7 @@ class BatchBuilder:
             added=added,
             released=released,
             expired=expired,
+            rewritten=rewritten,
             outbox={"results": records, "dead": dead},
             counters=counters,
             trims=list(trims),

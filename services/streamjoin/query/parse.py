@@ -362,8 +362,10 @@ def parse_definition(raw: object) -> QueryDef:
 
 def _shedding(raw: object, inputs: Sequence[InputDef]) -> SheddingDef | None:
     shedding = parse_shedding(raw, inputs=len(inputs))
-    if shedding is not None and not all(isinstance(i.window, RangeWindow) for i in inputs):
-        raise QueryError("shedding", "needs time-based (range) windows on every input")
+    if shedding is not None and any(i.window is None for i in inputs):
+        # A window's share of the budget needs a window: one bounded by `within` pairs alone holds
+        # records for as long as another input's records may still need them.
+        raise QueryError("shedding", "needs a window (range or rows) on every input")
     return shedding
 
 

@@ -15,43 +15,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from streamjoin.query.cql import CqlStream, Stream, parse_cql
+from streamjoin.query.cql import CqlStream, parse_cql
 from streamjoin.query.errors import QueryError
+from streamjoin.query.streams import streams_from_json
 
 __all__ = ["expand_text", "streams_from_json"]
 
 _TEXT_REPLACES = ("inputs", "where", "select", "within", "filter", "shedding", "columns")
-
-
-def streams_from_json(raw: object) -> dict[str, Stream]:
-    """Return the declared streams: a list of `{"name", "topic", "timestamp", "key"}` (what `POST
-    /v1/streams` takes) or an object `{"name": {"topic": ..., "timestamp": ..., "key": ...}}`; the
-    topic defaults to the name, `timestamp` and `key` (the field the topic is partitioned by) to none.
-
-    >>> streams_from_json([{"name": "a", "timestamp": "ts"}]) == streams_from_json({"a": {"timestamp": "ts"}})
-    True
-    """
-    if isinstance(raw, list):
-        items: list[tuple[str, object]] = []
-        for i, item in enumerate(raw):
-            if not isinstance(item, Mapping) or not isinstance(item.get("name"), str):
-                raise QueryError(f"streams[{i}]", 'must be an object with a string "name"')
-            items.append((item["name"], {k: v for k, v in item.items() if k != "name"}))
-    elif isinstance(raw, Mapping):
-        items = [(str(name), spec) for name, spec in raw.items()]
-    else:
-        raise QueryError("streams", 'must be a list of {"name", "topic", "timestamp"} or an object by name')
-    streams: dict[str, Stream] = {}
-    for name, spec in items:
-        if not isinstance(spec, Mapping) or set(spec) - {"topic", "timestamp", "key"}:
-            raise QueryError(f"streams.{name}", 'must be {"topic": ..., "timestamp": ..., "key": ...}')
-        topic, timestamp, key = spec.get("topic", name), spec.get("timestamp"), spec.get("key")
-        if not isinstance(topic, str) or not all(v is None or isinstance(v, str) for v in (timestamp, key)):
-            raise QueryError(f"streams.{name}", "topic, timestamp and key must be strings")
-        if name in streams:
-            raise QueryError(f"streams.{name}", f"stream {name!r} is declared twice")
-        streams[name] = Stream(topic, timestamp, key)
-    return streams
 
 
 def expand_text(raw: Mapping[str, Any], streams: Mapping[str, CqlStream] | None) -> dict[str, Any]:

@@ -2,17 +2,25 @@
 
 The paper's discrete-time model: an *instant* is one timestamp; the records of an instant arrive
 together, in the order given. Records are taken in timestamp order (stable, so the arrival order
-within a timestamp is kept), each window keeps a record for its range (`now - ts <= range`), and
-every record gets a sequence number `seq` (its position in timestamp order).
+within a timestamp is kept), and every record gets a sequence number `seq` (its position in
+timestamp order). How long a window keeps a record depends on the records only, never on what is
+shed, so it is computed here once (`ShedInstance.until`):
+
+- a range window keeps it while `now - ts <= range`;
+- a count window (`rows` N, each stream one partition as in replay, per `partition_by` value if
+  any) keeps it until `N` newer records of its group have arrived, the records of that instant
+  included: a record with `N` newer ones in its own instant is never in its window.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import math
+from bisect import bisect_right
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
-from streamjoin.query.model import QueryDef, RangeWindow
+from streamjoin.query.model import QueryDef, RangeWindow, RowsWindow
 from streamjoin.shedding.entry import BadImportance, EntryFactory, ShedEntry
 from streamjoin.shedding.policy import PolicyContext
 
@@ -42,7 +50,9 @@ class ShedInstance:
         records: each record by `seq`.
         offsets: each record's position among its stream's records in the input, by `seq`.
         instant_of: the index of each record's instant, by `seq`.
-        lifetimes: each window's range.
+        lifetimes: each window's range (`inf` for a count window).
+        until: the index of the last instant each record is in its window, by `seq` (below its own
+            instant for a count window's record that its own instant already pushed out).
     """
 
     query: QueryDef
@@ -52,6 +62,7 @@ class ShedInstance:
     offsets: tuple[int, ...]
     instant_of: tuple[int, ...]
     lifetimes: tuple[float, ...]
+    until: tuple[int, ...]
 
     @property
     def windows(self) -> int:
@@ -74,16 +85,16 @@ def build_instance(
     """Return the instance of `query` over `events`: (line number, stream, timestamp, record).
 
     Raises:
-        ShedInputError: a window is not a range window, or a record's importance is bad (the
+        ShedInputError: an input has no window of its own, or a record's importance is bad (the
             message names its line).
     """
     lifetimes: list[float] = []
     for spec in query.inputs:
-        if not isinstance(spec.window, RangeWindow):
+        if spec.window is None:
             raise ShedInputError(
-                f"input {spec.stream!r}: shedding is evaluated over time-based (range) windows only"
+                f"input {spec.stream!r}: shedding needs a window (range or rows) on every input"
             )
-        lifetimes.append(spec.window.range)
+        lifetimes.append(spec.window.range if isinstance(spec.window, RangeWindow) else math.inf)
     factory = EntryFactory(query)
     positions: dict[str, int] = {}
     rows: list[tuple[float, int, int, int, Mapping[str, Any], float]] = []
@@ -113,6 +124,40 @@ def build_instance(
         instant_of.append(len(instants))
     if pending:
         instants.append(Instant(pending[0].ts, tuple(pending)))
+    until = _until(query, instants, records, instant_of)
     return ShedInstance(
-        query, factory, tuple(instants), tuple(records), tuple(offsets), tuple(instant_of), tuple(lifetimes)
+        query,
+        factory,
+        tuple(instants),
+        tuple(records),
+        tuple(offsets),
+        tuple(instant_of),
+        tuple(lifetimes),
+        until,
     )
+
+
+def _until(
+    query: QueryDef,
+    instants: Sequence[Instant],
+    records: Sequence[Mapping[str, Any]],
+    instant_of: Sequence[int],
+) -> tuple[int, ...]:
+    """Return the last instant index each record is in its window (see the module doc)."""
+    times = [instant.now for instant in instants]
+    last = len(instants) - 1
+    until = [last] * len(records)
+    groups: dict[tuple[int, Hashable], tuple[int, list[int]]] = {}  # (window, value): (N, seqs in order)
+    for instant in instants:
+        for entry in instant.arrivals:
+            window = query.inputs[entry.window].window
+            if isinstance(window, RangeWindow):
+                until[entry.seq] = bisect_right(times, entry.ts + window.range) - 1
+            elif isinstance(window, RowsWindow):
+                value = records[entry.seq].get(window.partition_by) if window.partition_by else None
+                key = (entry.window, cast(Hashable, value))
+                groups.setdefault(key, (window.rows, []))[1].append(entry.seq)
+    for rows, seqs in groups.values():
+        for j in range(len(seqs) - rows):  # the rows-th newer record pushes it out at its instant
+            until[seqs[j]] = instant_of[seqs[j + rows]] - 1
+    return tuple(until)

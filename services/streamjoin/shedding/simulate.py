@@ -2,7 +2,8 @@
 
 At each instant, in this order (an online policy must never beat the offline optimum):
 
-1. expire: every window drops the records older than its range (`now - ts > range`);
+1. expire: every window drops the records out of it at `now` (`ShedInstance.until`: a range window
+   those older than its range, a count window those with `N` newer records of their group);
 2. every record of the instant arrives (`policy.arrive`), then each is admitted into its window;
    a window over its share asks the policy for a victim among its entries, the arriving one
    included, and drops it;
@@ -130,18 +131,21 @@ def simulate(
     prober = _Prober(instance)
     results: list[ShedResult] = []
     shed = 0
+    until = instance.until
     for index, instant in enumerate(instance.instants):
         now = instant.now
-        for i, window in enumerate(windows):
-            for entry in [e for e in window.values() if now - e.ts > instance.lifetimes[i]]:
+        for window in windows:
+            for entry in [e for e in window.values() if until[e.seq] < index]:
                 del window[entry.seq]
                 if shedder is not None:
                     shedder.expired(entry)
-        arriving = {e.seq for e in instant.arrivals}
+        # A count window's record that newer records of this instant already pushed out never enters.
+        arrivals = [e for e in instant.arrivals if until[e.seq] >= index]
+        arriving = {e.seq for e in arrivals}
         if shedder is not None:
-            for entry in instant.arrivals:
+            for entry in arrivals:
                 shedder.arrive(entry, now)
-        for entry in instant.arrivals:
+        for entry in arrivals:
             window = windows[entry.window]
             window[entry.seq] = entry
             if shedder is not None:
@@ -149,7 +153,7 @@ def simulate(
                     del window[victim.seq]
                     shed += 1
         new: list[list[ShedEntry]] = [[] for _ in windows]
-        for entry in instant.arrivals:
+        for entry in arrivals:
             new[entry.window].append(entry)
         old = [[e for e in window.values() if e.seq not in arriving] for window in windows]
         found = prober.results(index, new, old)

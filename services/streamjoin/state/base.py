@@ -104,6 +104,9 @@ class CommitBatch:
     """Entries released in this batch that were added in an earlier one (their `seq` changed)."""
     expired: Sequence[Entry] = ()
     """Entries to delete (never ones added in this same batch)."""
+    rewritten: Sequence[Entry] = ()
+    """Entries kept whose stored header changed (a count window's record shed under a memory budget
+    keeps its place in the count with `passes` 0); never ones added or deleted in this same batch."""
     outbox: Mapping[str, Sequence[OutboxRecord]] = field(default_factory=dict)
     """The batch's output records per outbox (`results`, `dead`), in order: sequence numbers
     `seq + 1 ..` of each."""

@@ -20,6 +20,7 @@ from streamjoin.query.columns import Column
 from streamjoin.query.cql import parse_cql
 from streamjoin.query.expr import refs_of
 from streamjoin.query.sql import parse_sql
+from streamjoin.query.streams import resolve_inputs
 from streamjoin.registry import StreamRecord
 
 __all__ = ["Compiled", "compile_query"]
@@ -65,58 +66,12 @@ def compile_query(
         if given:
             raise QueryError("cql", f"give either cql or {'/'.join(_CQL_REPLACES)}, not both (found {given})")
         spec.update(parse_cql(cql, streams))
-    used = _resolve_inputs(spec, streams)
+    used = [streams[name] for name in resolve_inputs(spec, streams)]
     derive_output_schema(spec, streams, registry_schemas or {})
     query = parse_query(spec)
     _check_fields(query, spec, streams)
     _check_topics(query)
     return Compiled(query, cql, tuple(used))
-
-
-def _resolve_inputs(spec: dict[str, Any], streams: Mapping[str, StreamRecord]) -> list[StreamRecord]:
-    """Fill each input's topic, timestamp and key from its registered stream; return the streams used."""
-    inputs = spec.get("inputs")
-    if not isinstance(inputs, list):
-        return []
-    used: list[StreamRecord] = []
-    resolved: list[Any] = []
-    for i, item in enumerate(inputs):
-        if not isinstance(item, Mapping):
-            resolved.append(item)
-            continue
-        name = item.get("stream")
-        stream = streams.get(name) if isinstance(name, str) else None
-        if stream is None:
-            known = sorted(streams) or "none"
-            raise QueryError(f"inputs[{i}].stream", f"unknown stream {name!r}; registered streams: {known}")
-        entry = dict(item)
-        if entry.setdefault("topic", stream.topic) != stream.topic:
-            raise QueryError(f"inputs[{i}].topic", f"stream {name!r} is registered on topic {stream.topic!r}")
-        if "timestamp" in entry and entry["timestamp"] != stream.timestamp:
-            raise QueryError(
-                f"inputs[{i}].timestamp", f"stream {name!r} is registered with timestamp {stream.timestamp!r}"
-            )
-        entry["timestamp"] = stream.timestamp
-        if entry.setdefault("key", stream.key) != stream.key:
-            raise QueryError(
-                f"inputs[{i}].key",
-                f"stream {name!r} is registered with key {stream.key!r} (a topic's key is declared on its "
-                "stream)",
-            )
-        if entry["key"] is None:
-            del entry["key"]
-        if entry.get("format", stream.format) != stream.format:
-            raise QueryError(
-                f"inputs[{i}].format", f"stream {name!r} is registered with format {stream.format!r}"
-            )
-        entry.pop("format", None)
-        if stream.format != "json":
-            entry["format"] = stream.format
-        resolved.append(entry)
-        if stream not in used:
-            used.append(stream)
-    spec["inputs"] = resolved
-    return used
 
 
 def _check_field(ref: FieldRef, where: str, streams: Mapping[str, StreamRecord]) -> None:

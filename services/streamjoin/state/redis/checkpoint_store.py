@@ -214,6 +214,8 @@ class RedisStateStore:
             t = slot[entry.input]
             add_offsets[t].append(offset_text)
             add_pairs[t] += (offset_text, raw)
+        for entry in batch.rewritten:  # a header stored again (`passes`), its record bytes untouched
+            rec_args += (field_of(entry, partition), pack_entry(entry))
         seq_args: list[Any] = []
         for entry in batch.released:  # never one added in this batch (`CommitBatch.released`)
             seq_args += (field_of(entry, partition), entry.seq)
