@@ -112,7 +112,13 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Run the benchmark."""
+    """Run the benchmark (`kafka` first: the Kafka mode, bench/peers/kafka_mode.py)."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["kafka"]:
+        from bench.peers.kafka_mode import main as kafka_main
+
+        kafka_main(argv[1:])
+        return
     args = _args(argv)
     workloads = names(args.workloads)
     systems = [SYSTEMS[s] for s in args.systems]

@@ -21,6 +21,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "java_executable",
     "pom_path",
     "programs",
+    "resolve",
 ]
 
 CACHE_DIR_ENV = "STREAMJOIN_CACHE_DIR"
@@ -82,8 +84,31 @@ def classpath(name: str) -> Path:
     pom = pom_path(name)
     if not pom.is_file():
         raise JarsUnavailableError(f"no pom for {name!r} (known: {', '.join(programs())})")
-    digest = hashlib.sha256(pom.read_bytes()).hexdigest()[:12]
-    target = cache_dir() / "jars" / f"{name}-{digest}"
+    return resolve(pom, name)
+
+
+def resolve(
+    pom: Path,
+    name: str,
+    *,
+    goals: Sequence[str] = ("dependency:copy-dependencies",),
+    sources: Sequence[Path] = (),
+) -> Path:
+    """Run Maven's `goals` on `pom` once and return the folder of the jars they leave.
+
+    The folder is `<cache>/jars/<name>-<hash of the pom and the sources>/`; Maven is given it as
+    `-DoutputDirectory` (where `dependency:copy-dependencies` copies the runtime dependencies) and
+    `<folder>/build` as `-Dstreamjoin.build.dir` (a pom that compiles code builds there, and may put
+    its jar in `${outputDirectory}`), so the source tree stays clean. Later calls return the folder
+    at once; a changed pom or source gets a new one.
+
+    Raises:
+        JarsUnavailableError: the folder is not cached and Maven is missing or failed.
+    """
+    digest = hashlib.sha256(pom.read_bytes())
+    for source in sorted(sources):
+        digest.update(source.name.encode() + b"\0" + source.read_bytes())
+    target = cache_dir() / "jars" / f"{name}-{digest.hexdigest()[:12]}"
     if (target / _DONE_MARKER).is_file():
         return target
     mvn = shutil.which("mvn")
@@ -92,13 +117,13 @@ def classpath(name: str) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     # Resolved into a scratch folder and renamed: two processes resolving at once never see half a set.
     scratch = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=target.parent))
-    argv = [mvn, "-q", "-B", "-f", str(pom), "dependency:copy-dependencies",
-            "-DincludeScope=runtime", f"-DoutputDirectory={scratch}"]  # fmt: skip
+    argv = [mvn, "-q", "-B", "-f", str(pom), *goals, "-DincludeScope=runtime",
+            f"-DoutputDirectory={scratch}", f"-Dstreamjoin.build.dir={scratch / 'build'}"]  # fmt: skip
     completed = subprocess.run(argv, capture_output=True, text=True, check=False)
     if completed.returncode != 0:
         shutil.rmtree(scratch, ignore_errors=True)
         tail = "\n".join((completed.stdout + completed.stderr).splitlines()[-20:])
-        raise JarsUnavailableError(f"{name}: `mvn dependency:copy-dependencies` failed:\n{tail}")
+        raise JarsUnavailableError(f"{name}: `mvn {' '.join(goals)}` failed:\n{tail}")
     (scratch / _DONE_MARKER).write_text(pom.read_text())
     try:
         scratch.rename(target)
