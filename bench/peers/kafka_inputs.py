@@ -4,9 +4,11 @@ Every record of `events.jsonl` goes to its stream's topic as the same JSON value
 the stream's key field (`joinplan.topic_keys`) as the record key, partitioned by Kafka's default
 partitioner (murmur2 of the key, as the Java clients and Kafka Streams' re-partitioning do), so a
 record with key value v is in the same partition number of every topic keyed by that field. After
-the events, one record per stream and partition lies `FLUSH_AHEAD_MS` past the last timestamp with
-keys that join nothing: it moves every partition's watermark past the workload (streamjoin releases
-results in timestamp order once the watermark passes them; the peers emit at once).
+the events, one record per stream and partition lies two largest windows past the last timestamp
+(`flush_ts`), with keys that join nothing: it moves every partition's watermark past the workload
+(streamjoin releases results in timestamp order once the watermark passes them; the peers emit at
+once). Not further: a record far ahead would close Kafka Streams' windows on any record it had not
+read yet.
 """
 
 from __future__ import annotations
@@ -23,21 +25,19 @@ from confluent_kafka import Producer
 from streamjoin.topics import TopicSpec, create_topics
 
 __all__ = [
-    "FLUSH_AHEAD_MS",
     "PARTITIONS",
     "KafkaInputs",
     "create",
     "create_output",
     "events",
     "flush",
+    "flush_ts",
     "new_producer",
     "produce",
     "produce_workload",
 ]
 
 PARTITIONS = 4
-FLUSH_AHEAD_MS = 10**8
-"""Past every window (28 hours of ms), within the joiner's `max_future` (7 days)."""
 _KEEP_FOREVER = {"retention.ms": "-1"}  # the timestamps are in 1970: time retention would delete them
 
 
@@ -116,5 +116,10 @@ def produce_workload(bootstrap: str, inputs: KafkaInputs, directory: Path) -> No
     """Produce the workload's events to `inputs`, then the flush records after the last one."""
     p = new_producer(bootstrap)
     last_ts = produce(p, inputs, events(directory))
-    flush(p, inputs, last_ts + FLUSH_AHEAD_MS)
+    flush(p, inputs, flush_ts(directory, last_ts))
     p.flush(300)
+
+
+def flush_ts(directory: Path, last_ts: int) -> int:
+    """Return the timestamp of the flush records after `last_ts`: two largest windows later."""
+    return last_ts + 2 * max(int(s["window_ms"]) for s in load(directory)["streams"]) + 1

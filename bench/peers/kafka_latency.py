@@ -21,12 +21,12 @@ from typing import Any
 
 from bench.peers.joinplan import load
 from bench.peers.kafka_inputs import (
-    FLUSH_AHEAD_MS,
     PARTITIONS,
     create,
     create_output,
     events,
     flush,
+    flush_ts,
     new_producer,
     produce,
 )
@@ -38,7 +38,7 @@ __all__ = ["latency_run", "result_ts"]
 
 _WARMUP_RECORDS = 1000
 _WARMUP_GAP_WINDOWS = 20
-_READY_TIMEOUT_S = 240.0
+_READY_TIMEOUT_S = 900.0
 _STALL_S = 30.0
 
 
@@ -109,7 +109,7 @@ def latency_run(
                     i = j
                 producer.poll(0)
                 time.sleep(0.001)
-            flush(producer, inputs, ts_end + FLUSH_AHEAD_MS)
+            flush(producer, inputs, flush_ts(s.directory, ts_end))
             producer.flush(60)
             done.set()
 

@@ -32,7 +32,7 @@ from bench.peers.engine_count import count
 from bench.peers.kafka_inputs import KafkaInputs, create, create_output, produce_workload
 from bench.peers.kafka_latency import latency_run
 from bench.peers.kafka_report import markdown, rates_for_latency, summarise
-from bench.peers.kafka_run import Services, run_system
+from bench.peers.kafka_run import Services, drop_topics, run_system
 from bench.peers.kafka_systems import KAFKA_SYSTEMS, KafkaSystem, Setting
 from bench.peers.kstreams_app import Semantics
 from bench.peers.venv import PACKAGES, ensure_venv
@@ -163,6 +163,7 @@ class KafkaBench:
                 expect = self.reference[w.name][system.semantics]
                 one = run_system(system, self.setting(w, output), self.services, expect, self.args.stall_s)
                 self.loads.append(list(os.getloadavg()))
+                drop_topics(self.stack.bootstrap, output)
                 _check(system, w.name, expect, one["results"], one["log"])
                 records = scaled(w, self.args.scale)
                 self.runs.append(
@@ -193,6 +194,7 @@ class KafkaBench:
                     lambda n, k=kind, d=directory: _reference(k, d, n),
                 )
                 self.loads.append(list(os.getloadavg()))
+                drop_topics(self.stack.bootstrap, f"peers.lat.out.{tag}")
                 _check(system, w.name, one["expect"], one["results"], one["log"])
                 self.latencies.append({"workload": w.name, "system": system.name, **one})
                 self.write_report()
@@ -240,11 +242,13 @@ def _rotated(systems: list[KafkaSystem], shift: int) -> list[KafkaSystem]:
 def main(argv: list[str] | None = None) -> None:
     """Run the Kafka mode."""
     args = _args(argv)
+    logs = Path(tempfile.mkdtemp(prefix="peers-kafka-logs-"))  # kept: the systems' logs
+    print(f"logs: {logs}", file=sys.stderr, flush=True)
     with tempfile.TemporaryDirectory(prefix="peers-kafka-") as tmp:
         with EmbeddedStack(workdir=Path(tmp) / "stack") as stack:
             if stack.broker_kind != "kafka":
                 raise SystemExit("the Kafka mode needs Apache Kafka (Java 17 and Maven, or its cached jars)")
-            bench = KafkaBench(args, stack, Path(tmp))
+            bench = KafkaBench(args, stack, logs)
             bench.prepare()
             bench.produce_inputs()
             for round_ in range(args.rounds):

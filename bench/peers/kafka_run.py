@@ -23,11 +23,14 @@ from bench.peers.proctree import TreeMeter, cpu_seconds, rss_kb
 from confluent_kafka import Consumer, TopicPartition
 
 from streamjoin.dev.process import ManagedProcess
+from streamjoin.kafka import Admin
 
-__all__ = ["Services", "output_count", "run_system", "start"]
+__all__ = ["Services", "drop_topics", "output_count", "run_system", "start"]
 
 _POLL_S = 0.2
 _SETTLE_S = 1.0
+_START_S = 900.0
+"""How long a system may take to its first result (a JVM's start on a loaded machine: minutes)."""
 
 
 @dataclass(frozen=True)
@@ -55,9 +58,15 @@ def start(system: KafkaSystem, s: Setting) -> ManagedProcess:
 
 
 def run_system(
-    system: KafkaSystem, s: Setting, services: Services, expect: int, stall_s: float
+    system: KafkaSystem,
+    s: Setting,
+    services: Services,
+    expect: int,
+    stall_s: float,
+    start_s: float = _START_S,
 ) -> dict[str, Any]:
-    """Run `system` until its output holds `expect` results (or stops growing for `stall_s`)."""
+    """Run `system` until its output holds `expect` results, or has no result `start_s` after its
+    start, or stopped growing for `stall_s`."""
     consumer = Consumer({"bootstrap.servers": s.bootstrap, "group.id": f"count-{s.output}"})
     broker_before, redis_before = cpu_seconds(services.broker), cpu_seconds(services.redis)
     started = time.monotonic()
@@ -66,7 +75,7 @@ def run_system(
     meter = TreeMeter(proc.pid)
     try:
         got, changed, first, cpu_to_first = 0, started, None, None
-        while got < expect and time.monotonic() - changed < stall_s:
+        while got < expect and time.monotonic() - changed < (stall_s if got else start_s):
             time.sleep(_POLL_S)
             meter.sample()
             if not proc.running:
@@ -99,3 +108,12 @@ def run_system(
         "cpu_to_first_s": None if cpu_to_first is None else round(cpu_to_first, 3),
         "log": str(Path(s.workdir) / f"{s.output}.log"),
     }
+
+
+def drop_topics(bootstrap: str, output: str) -> None:
+    """Delete a run's output topic and the internal topics of the system that wrote it (Kafka
+    Streams' changelogs and re-partition topics are named after its application id, which names the
+    output): a full run writes gigabytes."""
+    admin = Admin(bootstrap)
+    doomed = [t for t in admin.topics() if t == output or t.startswith(f"peers-{output}-")]
+    admin.delete_topics(doomed)

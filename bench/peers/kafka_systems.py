@@ -39,6 +39,8 @@ class Setting:
     redis_url: str
     peers_python: Path
     workdir: Path
+    live: bool = False
+    """True when the inputs arrive while the system runs (latency), False for a backlog."""
 
 
 class KafkaSystem(Protocol):
@@ -149,6 +151,7 @@ class KStreams:
                 state_dir=s.workdir / f"{s.output}.state",
                 semantics=self.semantics,
                 grace_ms=self.grace_ms,
+                backlog=not s.live,
             )
         )
         return argv(build(), plan_file)

@@ -51,6 +51,7 @@ def plan_properties(
     state_dir: Path,
     semantics: Semantics,
     grace_ms: int,
+    backlog: bool,
     threads: int = 1,
 ) -> str:
     """Return the app's plan (a Java properties file) for the workload in `directory`."""
@@ -66,6 +67,11 @@ def plan_properties(
         # Kafka Streams' own producer default is linger.ms 100: the joiner's and the other peers'
         # output is sent within about 5 ms, so the latency compares processing, not batching.
         "streams.producer.linger.ms": "5",
+        # On a backlog, wait for every partition of a task to have data before processing
+        # (Kafka Streams' setting for joining historical data): otherwise one topic's partition read
+        # ahead of another's closes the join windows the other's records needed. Live inputs keep
+        # the default (0), which never waits for an empty partition.
+        "streams.max.task.idle.ms": "2000" if backlog else "0",
         "output.topic": output,
         "semantics": semantics,
         "grace.ms": str(grace_ms),
