@@ -1,8 +1,9 @@
 """One latency run of the Kafka mode: a system on fresh input topics fed at a fixed rate.
 
-The system starts on empty topics; a warm-up (the workload's first records, moved
-`_WARMUP_GAP_WINDOWS` largest windows before the workload, then one record per stream and
-partition to release them) runs until its first result arrives, so start-up is not in the figures.
+The system starts on empty topics; a warm-up (the workload's first records, at least 1,000 and
+enough for a result, moved `_WARMUP_GAP_WINDOWS` largest windows before the workload, then one
+record per stream and partition to release them) runs until its first result arrives, so start-up
+is not in the figures.
 Then the first `rate x seconds` records are produced on a schedule: the event time advances at the
 pace that gives `rate` records per second, the records of one timestamp produced when its time
 comes (`wall(ts) = t0 + (ts - ts0) / event_ms_per_s`). One consumer reads the output; a result's
@@ -51,6 +52,14 @@ def result_ts(value: bytes) -> int:
     return int(value[start_at:end])
 
 
+def _warmup_records(total: int, expect_for: Callable[[int], int]) -> int:
+    """Return how many of the first records the warm-up needs to make a result (at least 1,000)."""
+    records = min(_WARMUP_RECORDS, total)
+    while records < total and expect_for(records) == 0:
+        records = min(2 * records, total)
+    return records
+
+
 def _percentile(ordered: list[float], q: float) -> float:
     if not ordered:
         return float("nan")
@@ -78,7 +87,7 @@ def latency_run(
     widest = max(int(st["window_ms"]) for st in load(s.directory)["streams"])
     ts0, ts_end = paced[0][1]["ts"], paced[-1][1]["ts"]
     event_ms_per_s = (ts_end - ts0) / (n / rate) if ts_end > ts0 else 1000.0
-    warm = pairs[:_WARMUP_RECORDS]
+    warm = pairs[: _warmup_records(len(pairs), expect_for)]
     shift = warm[-1][1]["ts"] - ts0 + _WARMUP_GAP_WINDOWS * widest
     consumer = Consumer({"bootstrap.servers": s.bootstrap, "group.id": f"lat-{tag}", "fetch.wait.max.ms": 10,
                          "enable.auto.commit": False})  # fmt: skip

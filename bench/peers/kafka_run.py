@@ -20,7 +20,7 @@ from typing import Any
 from bench.peers.kafka_inputs import PARTITIONS
 from bench.peers.kafka_systems import KafkaSystem, Setting, python_env
 from bench.peers.proctree import TreeMeter, cpu_seconds, rss_kb
-from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka import Consumer, KafkaException, TopicPartition
 
 from streamjoin.dev.process import ManagedProcess
 from streamjoin.kafka import Admin
@@ -41,11 +41,21 @@ class Services:
     redis: int | None
 
 
-def output_count(consumer: Consumer, topic: str) -> int:
-    """Return the number of records in `topic` (the sum of its partitions' end offsets)."""
-    return sum(
-        consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in range(PARTITIONS)
-    )
+def output_count(consumer: Consumer, topic: str, attempts: int = 20) -> int:
+    """Return the number of records in `topic` (the sum of its partitions' end offsets), asking
+    again on a transient error (a new topic's leader not known yet)."""
+    for attempt in range(attempts):
+        try:
+            ends = [
+                consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1]
+                for p in range(PARTITIONS)
+            ]
+            return sum(ends)
+        except KafkaException:
+            if attempt == attempts - 1:
+                raise
+            time.sleep(0.25)
+    raise AssertionError("unreachable")
 
 
 def start(system: KafkaSystem, s: Setting) -> ManagedProcess:

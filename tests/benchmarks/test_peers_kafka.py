@@ -60,9 +60,11 @@ def _brute_force(directory: Path, *, chained: bool) -> int:
         for row in rows.get(step.stream, []):
             if not all(combo[o][of] == row[nf] for o, of, nf in step.equalities):
                 continue
-            if chained and bound is not None:
-                if not youngest - bound.before_ms <= row["ts"] <= youngest + bound.after_ms:
-                    continue
+            outside = bound is not None and not (
+                youngest - bound.before_ms <= row["ts"] <= youngest + bound.after_ms
+            )
+            if chained and outside:
+                continue
             combo[step.stream] = row
             total += extend(depth + 1, max(youngest, row["ts"]))
         return total
@@ -107,8 +109,17 @@ def test_chained_windows_hold_every_pairwise_result_and_more(tmp_path: Path) -> 
 def test_kafka_streams_plan_names_every_input_and_join(tmp_path: Path) -> None:
     directory = write_workload(WORKLOADS["chain4"], 100, tmp_path)
     inputs = KafkaInputs({s: f"t.{s}" for s in "abcd"}, {}, {})
-    text = plan_properties(directory, inputs, output="out", bootstrap="127.0.0.1:1", application_id="app",
-                           state_dir=tmp_path, semantics="pairwise", grace_ms=10_000, backlog=True)  # fmt: skip
+    text = plan_properties(
+        directory,
+        inputs,
+        output="out",
+        bootstrap="127.0.0.1:1",
+        application_id="app",
+        state_dir=tmp_path,
+        semantics="pairwise",
+        grace_ms=10_000,
+        backlog=True,
+    )
     props = dict(line.split("=", 1) for line in text.splitlines())
     assert props["streams"] == "a,b,c,d"
     assert props["stream.b.fields"] == "ts,x,y"
@@ -130,21 +141,39 @@ def test_the_youngest_members_ts_is_read_from_every_systems_result(value: bytes)
 
 
 def _run(workload: str, system: str, records: int, wall: float, cpu: float) -> dict[str, Any]:
-    return {"workload": workload, "system": system, "records": records, "round": 0, "results": 7,
-            "wall_s": wall, "cpu_s": cpu, "broker_cpu_s": 1.0, "peak_rss_kb": 2048, "cpu_to_first_s": 0.5}  # fmt: skip
+    return {
+        "workload": workload,
+        "system": system,
+        "records": records,
+        "round": 0,
+        "results": 7,
+        "wall_s": wall,
+        "cpu_s": cpu,
+        "broker_cpu_s": 1.0,
+        "peak_rss_kb": 2048,
+        "cpu_to_first_s": 0.5,
+    }
 
 
 def test_latency_rate_is_half_the_slowest_systems_best() -> None:
-    runs = [_run("w", "joiner", 30_000, 2.0, 1.0), _run("w", "spark", 30_000, 7.0, 9.0),
-            _run("w", "spark", 30_000, 6.0, 9.0)]  # fmt: skip
+    runs = [
+        _run("w", "joiner", 30_000, 2.0, 1.0),
+        _run("w", "spark", 30_000, 7.0, 9.0),
+        _run("w", "spark", 30_000, 6.0, 9.0),
+    ]
     assert rates_for_latency(runs, 0) == {"w": 2_500}  # 30,000 / 6 s / 2, two significant digits
     assert rates_for_latency(runs, 1234) == {"w": 1234}
 
 
 def test_summary_ratios_are_to_the_one_worker_joiner() -> None:
     runs = [_run("w", "joiner", 100, 2.0, 1.0), _run("w", "flink", 100, 5.0, 4.0)]
-    rows = {r["system"]: r for r in summarise(runs, [{"workload": "w", "system": "flink", "rate": 10,
-                                                     "p50_ms": 5.0, "p99_ms": 9.0, "max_ms": 12.0}])}  # fmt: skip
+    rows = {
+        r["system"]: r
+        for r in summarise(
+            runs,
+            [{"workload": "w", "system": "flink", "rate": 10, "p50_ms": 5.0, "p99_ms": 9.0, "max_ms": 12.0}],
+        )
+    }
     assert rows["flink"]["cpu_vs_joiner"] == 4.0
     assert rows["flink"]["records_per_cpu_s"] == 25
     assert rows["flink"]["latency"]["p99_ms"] == 9.0
@@ -153,8 +182,13 @@ def test_summary_ratios_are_to_the_one_worker_joiner() -> None:
 
 def test_tree_meter_counts_the_cpu_of_a_child_that_ended() -> None:
     burn = "import time; end = time.process_time() + 0.4\nwhile time.process_time() < end: pass"
-    parent = subprocess.Popen([sys.executable, "-c", f"import subprocess, sys, time; "
-                               f"subprocess.run([sys.executable, '-c', {burn!r}]); time.sleep(5)"])  # fmt: skip
+    parent = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"import subprocess, sys, time; subprocess.run([sys.executable, '-c', {burn!r}]); time.sleep(5)",
+        ]
+    )
     try:
         meter = TreeMeter(parent.pid)
         for _ in range(100):
