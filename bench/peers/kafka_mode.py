@@ -37,7 +37,7 @@ from bench.peers.kafka_run import Services, drop_topics, run_system
 from bench.peers.kafka_systems import KAFKA_SYSTEMS, KafkaSystem, Setting
 from bench.peers.kstreams_app import Semantics
 from bench.peers.venv import PACKAGES, ensure_venv
-from bench.peers.workloads import Workload, names, scaled, write_workload
+from bench.peers.workloads import Workload, common_arguments, names, scaled, write_workload
 
 from streamjoin.dev.stack import EmbeddedStack
 from streamjoin.topics import create_topics, load_catalog
@@ -58,11 +58,7 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--scale", type=float, default=1.0, help="fraction of each workload's records")
-    parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument(
-        "--workloads", nargs="*", default=["all"], help="equi3 golab5 zipf3 chain4 (default all)"
-    )
+    common_arguments(parser, rounds=2)
     parser.add_argument("--systems", nargs="*", default=_DEFAULT_SYSTEMS, choices=list(KAFKA_SYSTEMS))
     parser.add_argument(
         "--stall-s", type=float, default=90.0, help="give up when an output is still this long"
@@ -75,9 +71,6 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--latency-s", type=float, default=30.0, help="seconds of input per latency run")
     parser.add_argument("--skip-latency", action="store_true")
-    parser.add_argument("--data", type=Path, default=_ROOT / "bench" / ".peers-data")
-    parser.add_argument("--peers-venv", type=Path, default=_ROOT / "bench" / ".peers-venv")
-    parser.add_argument("--results", type=Path, default=_ROOT / "bench" / "results")
     args = parser.parse_args(argv)
     if args.scale <= 0 or args.rounds < 1 or args.latency_s <= 0:
         parser.error("--scale and --latency-s must be > 0 and --rounds >= 1")

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from bench.peers.report import range_text
+
 __all__ = ["markdown", "rates_for_latency", "summarise"]
 
 _REFERENCE = "joiner"
@@ -70,11 +72,6 @@ def rates_for_latency(runs: Sequence[dict[str, Any]], fixed: int) -> dict[str, i
     return rates
 
 
-def _range(pair: Sequence[float]) -> str:
-    low, high = f"{pair[0]:.1f}", f"{pair[1]:.1f}"
-    return low if low == high else f"{low}-{high}"
-
-
 def markdown(rows: Sequence[dict[str, Any]], labels: dict[str, str]) -> str:
     """Return the summary as a markdown table."""
     head = (
@@ -88,7 +85,7 @@ def markdown(rows: Sequence[dict[str, Any]], labels: dict[str, str]) -> str:
         body.append(
             f"| {r['workload']} | {r['records']:,} | {r['results']:,} "
             f"| {labels.get(r['system'], r['system'])} "
-            f"| {_range(r['cpu_s'])} | {_range(r['broker_cpu_s'])} | {_range(r['wall_s'])} "
+            f"| {range_text(r['cpu_s'])} | {range_text(r['broker_cpu_s'])} | {range_text(r['wall_s'])} "
             f"| {r['records_per_cpu_s']:,} | {r['peak_rss_mib']:,} | {r.get('cpu_vs_joiner', '')} "
             f"| {lat.get('rate', '')} | {lat.get('p50_ms', '')} | {lat.get('p99_ms', '')} |\n"
         )

@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from bench.peers.connectors import jars
+from bench.peers.connectors import Connector, jars
 from bench.peers.kafka_inputs import KafkaInputs
 from bench.peers.kstreams_app import Semantics, argv, build, plan_properties
 
-__all__ = ["KAFKA_SYSTEMS", "Flink", "Joiner", "KStreams", "KafkaSystem", "Setting", "Spark"]
+__all__ = ["KAFKA_SYSTEMS", "Joiner", "KStreams", "KafkaSystem", "PeerJob", "Setting", "python_env"]
 
 _ROOT = Path(__file__).resolve().parent.parent.parent
 
@@ -78,10 +78,6 @@ class KafkaSystem(Protocol):
     def argv(self, s: Setting) -> list[str]:
         """Return the command that runs it on `s` until stopped."""
         ...
-
-
-def _python_env() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(_ROOT / "services"), str(_ROOT)])}
 
 
 @dataclass(frozen=True)
@@ -157,53 +153,32 @@ class KStreams:
         return argv(build(), plan_file)
 
 
-def _peer_job(module: str, s: Setting, connector_jars: list[Path]) -> list[str]:
-    return [str(s.peers_python), "-m", module, str(s.directory), "--bootstrap", s.bootstrap,
-            "--topics", json.dumps(s.inputs.topics), "--output", s.output,
-            "--jars", ",".join(str(j) for j in connector_jars)]  # fmt: skip
-
-
 @dataclass(frozen=True)
-class Flink:
-    """Flink SQL, parallelism 1."""
+class PeerJob:
+    """A PyFlink or PySpark job in the peers' virtual environment, given its Kafka connector's jars."""
 
-    name: str = "flink"
-    label: str = "Flink 2.2 SQL, p1"
+    name: str
+    label: str
+    module: str
+    connector: Connector
     semantics: Semantics = "pairwise"
     uses_redis: bool = False
     jvm: bool = True
 
     def prepare(self) -> None:
         """Fetch the connector (cached)."""
-        jars("flink-kafka")
+        jars(self.connector)
 
     def argv(self, s: Setting) -> list[str]:
         """Return the job's command."""
-        return _peer_job("bench.peers.flink_kafka_job", s, jars("flink-kafka"))
-
-
-@dataclass(frozen=True)
-class Spark:
-    """Spark Structured Streaming, `local[2]`."""
-
-    name: str = "spark"
-    label: str = "Spark 4.2 SS, local[2]"
-    semantics: Semantics = "pairwise"
-    uses_redis: bool = False
-    jvm: bool = True
-
-    def prepare(self) -> None:
-        """Fetch the Kafka source (cached)."""
-        jars("spark-kafka")
-
-    def argv(self, s: Setting) -> list[str]:
-        """Return the job's command."""
-        return _peer_job("bench.peers.spark_kafka_job", s, jars("spark-kafka"))
+        return [str(s.peers_python), "-m", self.module, str(s.directory), "--bootstrap", s.bootstrap,
+                "--topics", json.dumps(s.inputs.topics), "--output", s.output,
+                "--jars", ",".join(str(j) for j in jars(self.connector))]  # fmt: skip
 
 
 def python_env() -> dict[str, str]:
     """The environment of every system: the repository's sources first on the Python path."""
-    return _python_env()
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(_ROOT / "services"), str(_ROOT)])}
 
 
 KAFKA_SYSTEMS: dict[str, KafkaSystem] = {
@@ -213,7 +188,7 @@ KAFKA_SYSTEMS: dict[str, KafkaSystem] = {
         Joiner(os.cpu_count() or 2),
         KStreams(),
         KStreams("chained"),
-        Flink(),
-        Spark(),
+        PeerJob("flink", "Flink 2.2 SQL, p1", "bench.peers.flink_kafka_job", "flink-kafka"),
+        PeerJob("spark", "Spark 4.2 SS, local[2]", "bench.peers.spark_kafka_job", "spark-kafka"),
     )
 }

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.peers.joinplan import Step, load, plan
-from bench.peers.spark_job import condition
+from bench.peers.spark_job import condition, session, with_event_time
 
 __all__ = ["main"]
 
@@ -40,18 +40,9 @@ def main() -> None:
     steps = plan(definition)
     lateness_ms = max(int(s["window_ms"]) for s in definition["streams"])
 
-    from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
 
-    spark = (
-        SparkSession.builder.master(args.master)
-        .config("spark.jars", args.jars)
-        .config("spark.sql.shuffle.partitions", str(args.shuffle_partitions))
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.streaming.statefulOperator.checkCorrectness.enabled", "false")
-        .getOrCreate()
-    )
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = session(args.master, args.shuffle_partitions, args.jars)
 
     def source(step: Step) -> Any:
         columns = ("ts", *step.fields)
@@ -65,8 +56,7 @@ def main() -> None:
         )
         frame = frame.select(F.from_json(F.col("value").cast("string"), schema).alias("r"))
         frame = frame.select(*[F.col(f"r.`{c}`").alias(f"{step.stream}_{c}") for c in columns])
-        frame = frame.withColumn(f"{step.stream}_rt", F.timestamp_millis(f"{step.stream}_ts"))
-        return frame.withWatermark(f"{step.stream}_rt", f"{lateness_ms} milliseconds")
+        return with_event_time(frame, step.stream, lateness_ms)
 
     joined = source(steps[0])
     for step in steps[1:]:
