@@ -4,6 +4,7 @@ broker and writes every result to its own output topic (`python -m bench.peers k
     python -m bench.peers kafka                               # full scale, 2 rounds, then latency
     python -m bench.peers kafka --scale 0.05 --rounds 1 --latency-s 10
     python -m bench.peers kafka --workloads equi3 --systems joiner kstreams --skip-latency
+    python -m bench.peers kafka --rounds 0 --latency-rate 460 --workloads equi3   # latency only
 
 One embedded stack (Apache Kafka 4.1 and Redis) for the whole run. Each workload's events are
 produced once to its input topics (4 partitions, `kafka_inputs.py`); then, in rounds with the
@@ -72,8 +73,10 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--latency-s", type=float, default=30.0, help="seconds of input per latency run")
     parser.add_argument("--skip-latency", action="store_true")
     args = parser.parse_args(argv)
-    if args.scale <= 0 or args.rounds < 1 or args.latency_s <= 0:
-        parser.error("--scale and --latency-s must be > 0 and --rounds >= 1")
+    if args.scale <= 0 or args.rounds < 0 or args.latency_s <= 0:
+        parser.error("--scale and --latency-s must be > 0 and --rounds >= 0")
+    if args.rounds == 0 and not args.latency_rate:
+        parser.error("--rounds 0 (latency only) needs --latency-rate")
     return args
 
 
@@ -123,7 +126,9 @@ class KafkaBench:
         self.latencies: list[dict[str, Any]] = []
         self.mismatches: list[str] = []
         self.loads: list[list[float]] = [list(os.getloadavg())]
-        suffix = "" if args.scale == 1 else f"-scale{args.scale:g}"
+        suffix = ("" if args.scale == 1 else f"-scale{args.scale:g}") + (
+            "-latency" if args.rounds == 0 else ""
+        )
         self.path = args.results / f"peers-kafka-{self.started:%Y-%m-%d}{suffix}.json"
 
     def prepare(self) -> None:
@@ -186,7 +191,7 @@ class KafkaBench:
 
     def latency(self) -> None:
         """Run every system at each workload's latency rate once."""
-        rates = rates_for_latency(self.runs, self.args.latency_rate)
+        rates = rates_for_latency(self.runs, self.args.latency_rate, [w.name for w in self.workloads])
         for i, w in enumerate(self.workloads):
             for system in _rotated(self.systems, i):
                 tag = f"{w.name}.{system.name}.{self.run_id}"

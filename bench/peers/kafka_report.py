@@ -54,11 +54,11 @@ def summarise(runs: Sequence[dict[str, Any]], latencies: Sequence[dict[str, Any]
     return rows
 
 
-def rates_for_latency(runs: Sequence[dict[str, Any]], fixed: int) -> dict[str, int]:
+def rates_for_latency(runs: Sequence[dict[str, Any]], fixed: int, workloads: Sequence[str]) -> dict[str, int]:
     """Return each workload's latency input rate: `fixed`, else half the slowest system's best
     records/s (from start to the last result), rounded down to two significant digits."""
     rates: dict[str, int] = {}
-    for workload in dict.fromkeys(r["workload"] for r in runs):
+    for workload in workloads:
         if fixed:
             rates[workload] = fixed
             continue

@@ -161,8 +161,8 @@ def test_latency_rate_is_half_the_slowest_systems_best() -> None:
         _run("w", "spark", 30_000, 7.0, 9.0),
         _run("w", "spark", 30_000, 6.0, 9.0),
     ]
-    assert rates_for_latency(runs, 0) == {"w": 2_500}  # 30,000 / 6 s / 2, two significant digits
-    assert rates_for_latency(runs, 1234) == {"w": 1234}
+    assert rates_for_latency(runs, 0, ["w"]) == {"w": 2_500}  # 30,000 / 6 s / 2, two significant digits
+    assert rates_for_latency(runs, 1234, ["w", "v"]) == {"w": 1234, "v": 1234}
 
 
 def test_summary_ratios_are_to_the_one_worker_joiner() -> None:
