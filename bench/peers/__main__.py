@@ -1,6 +1,6 @@
 """Peer benchmark: streamjoin against Flink SQL and Spark Structured Streaming on the same files.
 
-Generates the workloads (deterministic seeds) into `--data`, installs PyFlink 2.3 and PySpark 4.3
+Generates the workloads (deterministic seeds) into `--data`, installs PyFlink 2.2 and PySpark 4.2
 into `--peers-venv` if missing, then runs every system on every workload in rounds, the system
 order rotating each round, checks that all result counts agree (a mismatch fails the run), and
 writes bench/results/peers-<date>[-scale<s>].json and prints the markdown table.
@@ -33,7 +33,7 @@ from bench.peers.measure import run
 from bench.peers.report import Run, markdown, summarise
 from bench.peers.systems import SYSTEMS, System
 from bench.peers.venv import PACKAGES, ensure_venv
-from bench.peers.workloads import Workload, names, scaled, write_workload
+from bench.peers.workloads import Workload, common_arguments, names, scaled, write_workload
 
 __all__ = ["main"]
 
@@ -95,15 +95,8 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--scale", type=float, default=1.0, help="fraction of each workload's records")
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument(
-        "--workloads", nargs="*", default=["all"], help="equi3 golab5 zipf3 chain4 (default all)"
-    )
+    common_arguments(parser, rounds=3)
     parser.add_argument("--systems", nargs="*", default=list(SYSTEMS), choices=list(SYSTEMS))
-    parser.add_argument("--data", type=Path, default=_ROOT / "bench" / ".peers-data")
-    parser.add_argument("--peers-venv", type=Path, default=_ROOT / "bench" / ".peers-venv")
-    parser.add_argument("--results", type=Path, default=_ROOT / "bench" / "results")
     parser.add_argument("--generate-only", action="store_true", help="write the workload files and stop")
     args = parser.parse_args(argv)
     if args.scale <= 0 or args.rounds < 1:
@@ -112,7 +105,13 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Run the benchmark."""
+    """Run the benchmark (`kafka` first: the Kafka mode, bench/peers/kafka_mode.py)."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["kafka"]:
+        from bench.peers.kafka_mode import main as kafka_main
+
+        kafka_main(argv[1:])
+        return
     args = _args(argv)
     workloads = names(args.workloads)
     systems = [SYSTEMS[s] for s in args.systems]

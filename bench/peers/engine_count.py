@@ -9,6 +9,7 @@ The reference for what writing the results costs `streamjoin replay` on the same
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 from pathlib import Path
 
@@ -20,14 +21,14 @@ __all__ = ["count", "main"]
 _ADVANCE_EVERY = 512  # as streamjoin.replay
 
 
-def count(query_file: Path, events_file: Path) -> int:
-    """Return the number of results of the query over the events."""
+def count(query_file: Path, events_file: Path, limit: int | None = None) -> int:
+    """Return the number of results of the query over the events (the first `limit` of them)."""
     query = load_query(query_file)
     operator = OperatorFactory(query).build()
     offsets = dict.fromkeys(query.stream_names, 0)
     results = 0
     with events_file.open(encoding="utf-8") as lines:
-        for number, stream, ts, record, size in read_events(query, lines):
+        for number, stream, ts, record, size in read_events(query, itertools.islice(lines, limit)):
             offset = offsets[stream]
             offsets[stream] = offset + 1
             operator.add(stream, record, ts=ts, offset=offset, size=size)

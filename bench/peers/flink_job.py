@@ -18,7 +18,7 @@ from pathlib import Path
 from bench.peers.jobutil import finish
 from bench.peers.joinplan import Step, load, plan
 
-__all__ = ["count_sql", "main"]
+__all__ = ["count_sql", "join_sql", "main"]
 
 
 def _interval(ms: int) -> str:
@@ -37,7 +37,12 @@ def ddl(directory: Path, step: Step) -> str:
 
 def count_sql(steps: list[Step]) -> str:
     """Return the SELECT COUNT(*) over the chain of joins."""
-    sql = f"SELECT COUNT(*) FROM `{steps[0].stream}`"
+    return f"SELECT COUNT(*) {join_sql(steps)}"
+
+
+def join_sql(steps: list[Step]) -> str:
+    """Return the FROM clause of the chain of interval joins."""
+    sql = f"FROM `{steps[0].stream}`"
     for step in steps[1:]:
         n = step.stream
         conditions = [f"`{old}`.`{of}` = `{n}`.`{nf}`" for old, of, nf in step.equalities]

@@ -38,7 +38,7 @@ from bench.joiner_throughput_harness import (
 from streamjoin.dev.stack import EmbeddedStack
 from streamjoin.kafka import end_offsets
 from streamjoin.registry import RegistryStore
-from streamjoin.topics import TopicSpec, create_topics
+from streamjoin.topics import TopicSpec, create_topics, load_catalog
 
 __all__ = ["main"]
 
@@ -135,7 +135,7 @@ async def measure(directory: Path, expect: int, workers: int, stall_s: float = _
     query["start"] = "earliest"
     with EmbeddedStack(workdir=workdir / "stack") as stack:
         topics = [i["topic"] for i in query["inputs"]] + [output]
-        create_topics(stack.bootstrap, [TopicSpec(t, "internal", 1) for t in topics])
+        create_topics(stack.bootstrap, [*load_catalog(), *(TopicSpec(t, "internal", 1) for t in topics)])
         await asyncio.to_thread(preload, stack.bootstrap, query, directory / "events.jsonl")
         prefix = f"peers{u}:"
         procs = start_workers(stack, workdir, workers, prefix, f"peers-{u}", [])

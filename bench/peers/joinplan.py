@@ -66,3 +66,47 @@ def plan(definition: dict[str, Any]) -> list[Step]:
         )
         steps.append(Step(new, fields[new], tuple(equalities), bounds))
     return steps
+
+
+def topic_keys(steps: list[Step]) -> dict[str, str]:
+    """Return the field each input's topic is keyed (and partitioned) by: the first input's side of
+    the second input's first equality, and every other input's side of its own first equality.
+    Kafka Streams then re-partitions only where a join changes the key (chain4's y and z)."""
+    keys = {steps[0].stream: steps[1].equalities[0][1]}
+    for step in steps[1:]:
+        keys[step.stream] = step.equalities[0][2]
+    return keys
+
+
+@dataclass(frozen=True)
+class ChainStep:
+    """How Kafka Streams joins `stream` to the result so far (whose timestamp is its youngest
+    member's): `new.ts` in `[result ts - before_ms, result ts + after_ms]`; `rekey` when the result
+    must first be re-keyed by the old side of the step's first equality."""
+
+    stream: str
+    before_ms: int
+    after_ms: int
+    rekey: bool
+
+
+def chain(definition: dict[str, Any], steps: list[Step]) -> list[ChainStep]:
+    """Return the Kafka Streams join of every input after the first.
+
+    `before_ms` is the new input's window (no member may be older than its own window of the new
+    record); `after_ms` the largest window before it, the least that loses no result of the pairwise
+    windows (the bound that holds is the member's own window of the new record, which no single
+    join window around the result's timestamp expresses).
+    """
+    windows = {s["name"]: int(s["window_ms"]) for s in definition["streams"]}
+    key_class = {(steps[0].stream, steps[1].equalities[0][1])}
+    out = []
+    for i, step in enumerate(steps[1:], start=1):
+        old, old_field, new_field = step.equalities[0]
+        rekey = (old, old_field) not in key_class
+        if rekey:
+            key_class = {(old, old_field)}
+        key_class.add((step.stream, new_field))
+        after = max(windows[s.stream] for s in steps[:i])
+        out.append(ChainStep(step.stream, windows[step.stream], after, rekey))
+    return out

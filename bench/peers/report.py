@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Run", "markdown", "summarise"]
+__all__ = ["Run", "markdown", "range_text", "summarise"]
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,8 @@ def summarise(runs: Sequence[Run], reference: str = "replay") -> list[dict[str, 
     return rows
 
 
-def _range(pair: Sequence[float]) -> str:
+def range_text(pair: Sequence[float]) -> str:
+    """Return `low-high` of a [low, high] pair (one number when they agree at one decimal)."""
     low, high = f"{pair[0]:.1f}", f"{pair[1]:.1f}"
     return low if low == high else f"{low}-{high}"
 
@@ -67,7 +68,7 @@ def markdown(rows: Sequence[dict[str, Any]], labels: dict[str, str]) -> str:
     )
     body = "".join(
         f"| {r['workload']} | {r['records']:,} | {r['results']:,} | {labels.get(r['system'], r['system'])} "
-        f"| {_range(r['cpu_s'])} | {_range(r['wall_s'])} | {r['records_per_cpu_s']:,} "
+        f"| {range_text(r['cpu_s'])} | {range_text(r['wall_s'])} | {r['records_per_cpu_s']:,} "
         f"| {r['records_per_s']:,} "
         f"| {r['peak_rss_mib']:,} | {r.get('cpu_vs_replay', '')} | {r.get('wall_vs_replay', '')} |\n"
         for r in rows

@@ -21,7 +21,7 @@ from typing import Any
 from bench.peers.jobutil import finish
 from bench.peers.joinplan import Step, load, plan
 
-__all__ = ["condition", "main"]
+__all__ = ["condition", "main", "session", "with_event_time"]
 
 
 def condition(step: Step) -> str:
@@ -37,6 +37,31 @@ def condition(step: Step) -> str:
     return " AND ".join(parts)
 
 
+def session(master: str, shuffle_partitions: int, jars: str | None = None) -> Any:
+    """Return the Spark session of a peer job (`jars`: more jars, comma-separated)."""
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.master(master)
+    if jars:
+        builder = builder.config("spark.jars", jars)
+    spark = (
+        builder.config("spark.sql.shuffle.partitions", str(shuffle_partitions))
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.streaming.statefulOperator.checkCorrectness.enabled", "false")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def with_event_time(frame: Any, stream: str, lateness_ms: int) -> Any:
+    """Return `frame` with the event-time column `<stream>_rt` and a watermark `lateness_ms` behind."""
+    from pyspark.sql import functions as F
+
+    frame = frame.withColumn(f"{stream}_rt", F.timestamp_millis(f"{stream}_ts"))
+    return frame.withWatermark(f"{stream}_rt", f"{lateness_ms} milliseconds")
+
+
 def main() -> None:
     """Run the count and print {"results": N, "peak_rss_kb": ...}."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -48,23 +73,14 @@ def main() -> None:
     steps = plan(definition)
     lateness_ms = max(int(s["window_ms"]) for s in definition["streams"])
 
-    from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
 
-    spark = (
-        SparkSession.builder.master(args.master)
-        .config("spark.sql.shuffle.partitions", str(args.shuffle_partitions))
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.streaming.statefulOperator.checkCorrectness.enabled", "false")
-        .getOrCreate()
-    )
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = session(args.master, args.shuffle_partitions)
 
     def source(step: Step) -> Any:
         schema = ", ".join(f"{step.stream}_{c} LONG" for c in ("ts", *step.fields))
         frame = spark.readStream.schema(schema).csv(str((args.directory / step.stream).resolve()))
-        frame = frame.withColumn(f"{step.stream}_rt", F.timestamp_millis(f"{step.stream}_ts"))
-        return frame.withWatermark(f"{step.stream}_rt", f"{lateness_ms} milliseconds")
+        return with_event_time(frame, step.stream, lateness_ms)
 
     joined = source(steps[0])
     for step in steps[1:]:

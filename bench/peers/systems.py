@@ -117,7 +117,7 @@ SYSTEMS: dict[str, System] = {
             "bench.peers.joiner_job",
             needs_expect=True,
         ),
-        CliJob("flink", "Flink 2.3 SQL, p1", "bench.peers.flink_job", peers_venv=True),
-        CliJob("spark", "Spark 4.3 SS, local[2]", "bench.peers.spark_job", peers_venv=True),
+        CliJob("flink", "Flink 2.2 SQL, p1", "bench.peers.flink_job", peers_venv=True),
+        CliJob("spark", "Spark 4.2 SS, local[2]", "bench.peers.spark_job", peers_venv=True),
     )
 }

@@ -8,7 +8,7 @@ from pathlib import Path
 
 __all__ = ["PACKAGES", "ensure_venv"]
 
-PACKAGES = ("apache-flink==2.3.0", "pyspark==4.3.0")
+PACKAGES = ("apache-flink==2.2.1", "pyspark==4.2.0")
 _CHECK = "import pyflink.version, pyspark; print(pyflink.version.__version__, pyspark.__version__)"
 
 

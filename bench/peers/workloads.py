@@ -13,6 +13,7 @@ Timestamps start at `BASE_MS`, not 0: Spark drops records at event time 0 as lat
 
 from __future__ import annotations
 
+import argparse
 import itertools
 import json
 import random
@@ -27,6 +28,7 @@ from bench.golab_workload import generate as golab_generate
 __all__ = [
     "BASE_MS",
     "WORKLOADS",
+    "common_arguments",
     "Equality",
     "Stream",
     "Workload",
@@ -207,3 +209,16 @@ def names(selected: Sequence[str]) -> list[Workload]:
     if unknown:
         raise SystemExit(f"unknown workload(s) {unknown}; known: {sorted(WORKLOADS)}")
     return [WORKLOADS[n] for n in selected]
+
+
+def common_arguments(parser: argparse.ArgumentParser, *, rounds: int) -> None:
+    """Add the options both modes of the peer benchmark take: scale, rounds, workloads, folders."""
+    root = Path(__file__).resolve().parent.parent.parent
+    parser.add_argument("--scale", type=float, default=1.0, help="fraction of each workload's records")
+    parser.add_argument("--rounds", type=int, default=rounds)
+    parser.add_argument(
+        "--workloads", nargs="*", default=["all"], help="equi3 golab5 zipf3 chain4 (default all)"
+    )
+    parser.add_argument("--data", type=Path, default=root / "bench" / ".peers-data")
+    parser.add_argument("--peers-venv", type=Path, default=root / "bench" / ".peers-venv")
+    parser.add_argument("--results", type=Path, default=root / "bench" / "results")

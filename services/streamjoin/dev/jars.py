@@ -22,6 +22,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
     "java_executable",
     "pom_path",
     "programs",
+    "resolve",
 ]
 
 CACHE_DIR_ENV = "STREAMJOIN_CACHE_DIR"
@@ -82,7 +84,31 @@ def classpath(name: str) -> Path:
         JarsUnavailableError: the jars are not cached and Maven is missing or failed.
     """
     pom = pom_path(name)
-    target = _cached_folder(name)
+    if not pom.is_file():
+        raise JarsUnavailableError(f"no pom for {name!r} (known: {', '.join(programs())})")
+    # `validate` first: a pom may unpack an archive there (the schema registry's does).
+    return resolve(pom, name, goals=("validate", "dependency:copy-dependencies"))
+
+
+def resolve(
+    pom: Path,
+    name: str,
+    *,
+    goals: Sequence[str] = ("dependency:copy-dependencies",),
+    sources: Sequence[Path] = (),
+) -> Path:
+    """Run Maven's `goals` on `pom` once and return the folder of the jars they leave.
+
+    The folder is `<cache>/jars/<name>-<hash of the pom and the sources>/`; Maven is given it as
+    `-DoutputDirectory` (where `dependency:copy-dependencies` copies the runtime dependencies) and
+    `<folder>/build` as `-Dstreamjoin.build.dir` (a pom that compiles code builds there, and may put
+    its jar in `${outputDirectory}`), so the source tree stays clean. Later calls return the folder
+    at once; a changed pom or source gets a new one.
+
+    Raises:
+        JarsUnavailableError: the folder is not cached and Maven is missing or failed.
+    """
+    target = _folder(pom, name, sources)
     if (target / _DONE_MARKER).is_file():
         return target
     mvn = shutil.which("mvn")
@@ -91,8 +117,8 @@ def classpath(name: str) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     # Resolved into a scratch folder and renamed: two processes resolving at once never see half a set.
     scratch = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=target.parent))
-    goals = ("validate", "dependency:copy-dependencies")
-    argv = [mvn, "-q", "-B", "-f", str(pom), *goals, "-DincludeScope=runtime", f"-DoutputDirectory={scratch}"]
+    argv = [mvn, "-q", "-B", "-f", str(pom), *goals, "-DincludeScope=runtime",
+            f"-DoutputDirectory={scratch}", f"-Dstreamjoin.build.dir={scratch / 'build'}"]  # fmt: skip
     completed = subprocess.run(argv, capture_output=True, text=True, check=False)
     if completed.returncode != 0:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -113,9 +139,16 @@ def is_cached(name: str) -> bool:
 
 
 def _cached_folder(name: str) -> Path:
-    """Where program `name`'s jars are (or will be) cached: named after a hash of its pom."""
+    """Where program `name`'s jars are (or will be) cached."""
     pom = pom_path(name)
     if not pom.is_file():
         raise JarsUnavailableError(f"no pom for {name!r} (known: {', '.join(programs())})")
-    digest = hashlib.sha256(pom.read_bytes()).hexdigest()[:12]
-    return cache_dir() / "jars" / f"{name}-{digest}"
+    return _folder(pom, name, ())
+
+
+def _folder(pom: Path, name: str, sources: Sequence[Path]) -> Path:
+    """`<cache>/jars/<name>-<hash of the pom and the sources>`."""
+    digest = hashlib.sha256(pom.read_bytes())
+    for source in sorted(sources):
+        digest.update(source.name.encode() + b"\0" + source.read_bytes())
+    return cache_dir() / "jars" / f"{name}-{digest.hexdigest()[:12]}"
