@@ -7,7 +7,14 @@ topic administration confluent-kafka's admin client (`Admin`), a keyed (compacte
 """
 
 from streamjoin.kafka import no_autocreate as _no_autocreate  # noqa: F401  # before any client
-from streamjoin.kafka.admin import Admin, BrokerUnreachableError, Created, CreateOutcome, NewTopicRequest
+from streamjoin.kafka.admin import (
+    Admin,
+    BrokerUnreachableError,
+    Created,
+    CreateOutcome,
+    NewTopicRequest,
+    PartitionReplicas,
+)
 from streamjoin.kafka.connection import KafkaClients
 from streamjoin.kafka.consumer import (
     Consumer,
@@ -48,6 +55,7 @@ __all__ = [
     "LogRecord",
     "NewTopicRequest",
     "OffsetAndTimestamp",
+    "PartitionReplicas",
     "Producer",
     "ProducerError",
     "TopicPartition",
