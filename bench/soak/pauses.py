@@ -6,7 +6,8 @@ gaps between consecutive results are read from the output itself after the run, 
 clock. For a fault lasting from `at_s` to `ended_s` (seconds since production started):
 
 - `longest_s`: the longest gap between consecutive results, over every output partition, among the
-  gaps overlapping the fault, with where it began and ended (`from_s`, `to_s`);
+  gaps overlapping the fault, with where it began and ended (`from_s`, `to_s`); production's start
+  counts as a result (a gap from 0 s: none came before the fault);
 - `longest_partition_s`: the same for one output partition alone (a cluster's surviving leaders
   may go on serving the other partitions);
 - `before_s`: the longest gap in the 10 s before the fault, the ordinary rhythm of results;
@@ -75,12 +76,13 @@ def result_pauses(
     `ended_s`), from the results' arrivals (seconds since production began, output partition) and
     the lag samples (seconds, records; None where no sample could be taken)."""
     by_partition: dict[int, list[float]] = {}
-    every: list[float] = []
+    every: list[float] = [0.0]
     for t, partition in arrivals:
         every.append(t)
         by_partition.setdefault(partition, []).append(t)
     every.sort()
     for times in by_partition.values():
+        times.insert(0, 0.0)
         times.sort()
     out = []
     for fault in faults:

@@ -252,6 +252,8 @@ class _Run:
             drained = await drain(self.cluster, self.topics, want, spec.partitions,
                                   deadline=deadline, stall_s=s.drain_stall_s)  # fmt: skip
             self.behind, drain_s = drained.behind, time.monotonic() - drain_start
+            if not self.behind:  # the last lag sample: nothing left
+                self.lag.append((time.monotonic() - producer.start_time, 0))
             if self.behind and s.fail_undrained:
                 raise NotDrainedError(
                     f"not drained after {drain_s:.0f} s ({drained.reason}); behind [committed, produced or"

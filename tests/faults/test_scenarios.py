@@ -123,10 +123,13 @@ def test_redis_restarted_empty(tmp_path: Path) -> None:
 
 
 _WHY_NO_KAFKA = kafka_available()
-BROKER_IDLE_TIMEOUT_MS = 600_000
-"""The broker-crash scenarios' idle timeout: longer than any outage, so that an input partition the
-workers cannot read while the broker is down (or restarting, 10-50 s here) is never taken for an
-idle one whose later records are late (docs/reliability.md, "Broker crashes")."""
+def _on_kafka(scenario: Scenario) -> Scenario:
+    """A broker-crash scenario: the workers' session timeout is the product's default (10 s: their
+    records wait that long for a partition's new leader, which Kafka elects 9 s or more after a
+    crash), and their idle timeout is longer than any outage, so that an input partition they
+    cannot read while the broker is down (or restarting, 10-80 s here) is not taken for an idle one
+    whose later records are late (docs/reliability.md, "Broker crashes")."""
+    return dataclasses.replace(scenario, session_timeout_ms=10_000, idle_timeout_ms=600_000)
 _needs_kafka = pytest.mark.skipif(_WHY_NO_KAFKA is not None, reason=f"no Apache Kafka: {_WHY_NO_KAFKA}")
 
 
@@ -148,7 +151,7 @@ def test_kafka_broker_killed_and_restarted_on_its_data(tmp_path: Path) -> None:
     started again as a supervisor would)."""
     schedule = (BrokerCrash(8, down_s=2.0),)
     scenario = _scenario("broker-crash", 30, schedule, broker="kafka")
-    report = run_scenario(dataclasses.replace(scenario, idle_timeout_ms=BROKER_IDLE_TIMEOUT_MS), tmp_path)
+    report = run_scenario(_on_kafka(scenario), tmp_path)
     crash = _check_broker_crash(report)
     assert crash["broker"] == 1 and crash["group_coordinator"], crash
     # nothing can be appended while the only broker is down
@@ -162,7 +165,7 @@ def test_leading_kafka_broker_killed_in_a_3_node_cluster(tmp_path: Path) -> None
     into the run and restarted 12 s later: every result exactly once, nothing lost."""
     schedule = (BrokerCrash(8, down_s=12.0),)
     scenario = _scenario("leader-crash", 35, schedule, broker="kafka-cluster")
-    report = run_scenario(dataclasses.replace(scenario, idle_timeout_ms=BROKER_IDLE_TIMEOUT_MS), tmp_path)
+    report = run_scenario(_on_kafka(scenario), tmp_path)
     crash = _check_broker_crash(report)
     led = crash["led_partitions"]
     assert any(t.startswith("soak.out.") for t in led), f"it led no output partition: {crash}"
