@@ -7,12 +7,22 @@ runner), `oracle.py` (the comparison) and `lag.py` (whether the lag stayed flat)
 and `leader_leaves.py` reproduce the embedded broker's group stalls with aiokafka alone.
 """
 
-from bench.soak.faults import BrokerFreeze, Fault, Freeze, Kill, RedisCrash, Restart, standard_schedule
+from bench.soak.faults import (
+    BrokerCrash,
+    BrokerFreeze,
+    Fault,
+    Freeze,
+    Kill,
+    RedisCrash,
+    Restart,
+    standard_schedule,
+)
 from bench.soak.scenario import Progress, Report, Scenario, ScenarioError, run_scenario
 from bench.soak.workload import POISON_KINDS, WorkloadSpec
 
 __all__ = [
     "POISON_KINDS",
+    "BrokerCrash",
     "BrokerFreeze",
     "Fault",
     "Freeze",

@@ -1,5 +1,9 @@
 """The system under test: its own broker, its own Redis and N joiner workers, all real processes.
 
+The broker is the embedded Tansu (memory-only: it can be frozen, not restarted), one Apache Kafka
+KRaft node, or three of them (replication factor 3, min.insync.replicas 2): `BrokerKind`. Kafka
+nodes can be SIGKILLed and started again on their data (`kill_broker`, `restart_broker`).
+
 Faults act on it (`bench/soak/faults.py`); like a supervisor (Kubernetes, compose's `restart:`), it
 starts again a worker that exits on its own (`supervise`: a worker leaves a stalled consumer group
 by exiting, `joiner/group_watch.py`), but not one a fault is stopping. It also answers the two
@@ -16,6 +20,7 @@ import signal
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Literal
 
 import redis
 from bench.soak.drain import InputPositions
@@ -26,18 +31,40 @@ from tests.registry.redis_process import RestartableRedis
 
 from streamjoin.cli.task_dump import TASK_DUMP_HEADER
 from streamjoin.dev.broker import EmbeddedBroker
+from streamjoin.dev.kafka_broker import KafkaBroker, KafkaCluster
+from streamjoin.kafka import Admin
 from streamjoin.state.redis.repartition_store import RepartitionStore
 from streamjoin.topics import TopicSpec, create_topics, load_catalog
 
-__all__ = ["Cluster"]
+__all__ = ["BrokerKind", "Cluster"]
+
+BrokerKind = Literal["tansu", "kafka", "kafka-cluster"]
+"""The embedded Tansu, one Apache Kafka node, or a 3-node Kafka cluster (RF 3, min.insync 2)."""
+
+_KAFKA_READY_MS = 180_000
+"""How long a Kafka node may take to serve, after a start or a restart on its data (10-15 s on a
+quiet machine; over 60 s was seen under a load average of 30 on 2 cores)."""
 
 
 class Cluster:
     """A broker, a restartable Redis (`appendfsync always`) and `workers` joiner processes."""
 
-    def __init__(self, workdir: Path, *, workers: int, session_timeout_ms: int) -> None:
+    def __init__(
+        self, workdir: Path, *, workers: int, session_timeout_ms: int, broker: BrokerKind = "tansu"
+    ) -> None:
         self.workdir = workdir
-        self.broker = EmbeddedBroker()
+        self.broker_kind = broker
+        self.broker: EmbeddedBroker | KafkaBroker | KafkaCluster = (
+            EmbeddedBroker()
+            if broker == "tansu"
+            # generous: a JVM started again on a loaded machine recovers its logs slowly
+            else KafkaBroker(ready_timeout_ms=_KAFKA_READY_MS)
+            if broker == "kafka"
+            else KafkaCluster(ready_timeout_ms=_KAFKA_READY_MS)
+        )
+        self.query_topics: tuple[str, ...] = ()
+        """The query's input and output topics (set by the runner): whose leaders `KillBroker` looks at."""
+        self.group = ""
         self.redis = RestartableRedis(workdir / "redis")
         (workdir / "redis").mkdir(parents=True, exist_ok=True)
         self.worker_count = workers
@@ -54,8 +81,8 @@ class Cluster:
 
     @property
     def bootstrap(self) -> str:
-        """The broker's bootstrap address."""
-        assert self.broker.bootstrap is not None, "the broker is not started"
+        """The broker's bootstrap address (every node's, for a cluster)."""
+        assert self.broker.bootstrap, "the broker is not started"
         return self.broker.bootstrap
 
     @property
@@ -81,11 +108,14 @@ class Cluster:
         if failed:
             raise RuntimeError(f"topics not created: {failed}")
 
-    def start_workers(self, *, group: str, prefix: str, query: str, partitions: int) -> None:
-        """Start the workers of consumer group `group` on registry/state prefix `prefix`."""
-        self.prefix, self.query, self.partitions = prefix, query, partitions
+    def start_workers(
+        self, *, group: str, prefix: str, query: str, partitions: int, options: Sequence[str] = ()
+    ) -> None:
+        """Start the workers of consumer group `group` on registry/state prefix `prefix`, with more
+        `streamjoin joiner` options `options`."""
+        self.prefix, self.query, self.partitions, self.group = prefix, query, partitions, group
         # STREAMJOIN_SOAK_WORKER_ARGS: more `streamjoin joiner` options (tuning experiments)
-        session = ["--session-timeout-ms", str(self.session_timeout_ms),
+        session = ["--session-timeout-ms", str(self.session_timeout_ms), *options,
                    *os.environ.get("STREAMJOIN_SOAK_WORKER_ARGS", "").split()]  # fmt: skip
         for i in range(self.worker_count):
             worker = JoinerProcess(self.workdir, self.bootstrap, self.redis.url, group=group, prefix=prefix,
@@ -130,6 +160,46 @@ class Cluster:
         else:
             self._paused.discard(-1)
 
+    def _kafka_nodes(self) -> KafkaCluster | KafkaBroker:
+        if isinstance(self.broker, EmbeddedBroker):
+            raise ValueError("the embedded Tansu broker is memory-only: it cannot be restarted on its data")
+        return self.broker
+
+    def kill_broker(self, node_id: int) -> None:
+        """SIGKILL Kafka node `node_id` (1 for a single node); its data stays."""
+        nodes = self._kafka_nodes()
+        if isinstance(nodes, KafkaCluster):
+            nodes.kill(node_id)
+        else:
+            nodes.kill()
+
+    def restart_broker(self, node_id: int) -> None:
+        """Start Kafka node `node_id` again on its ports and data; return once it serves (a cluster's
+        metadata lists every node again)."""
+        nodes = self._kafka_nodes()
+        if isinstance(nodes, KafkaCluster):
+            nodes.restart(node_id)
+        else:
+            nodes.restart()
+
+    def leaders(self, topics: Sequence[str]) -> dict[tuple[str, int], int]:
+        """Return the broker id leading each partition of `topics` (every topic when empty)."""
+        replicas = Admin(self.bootstrap).replicas(topics or None)
+        return {tp: r.leader for tp, r in replicas.items()}
+
+    def replication(self) -> dict[str, list[int]]:
+        """Return every topic's [replication factor, min.insync.replicas] (Kafka only)."""
+        admin = Admin(self.bootstrap)
+        factors: dict[str, int] = {}
+        for (topic, _p), replicas in admin.replicas().items():
+            factors[topic] = max(factors.get(topic, 0), len(replicas.replicas))
+        configs = admin.topic_configs(sorted(factors))
+        return {t: [n, int(configs[t]["min.insync.replicas"])] for t, n in sorted(factors.items())}
+
+    def group_coordinator(self) -> int:
+        """Return the broker id coordinating the workers' consumer group."""
+        return Admin(self.bootstrap).group_coordinator(self.group)
+
     def _client(self) -> redis.Redis:
         return redis.Redis.from_url(self.redis.url, socket_timeout=1.0, socket_connect_timeout=1.0)
 
@@ -149,6 +219,11 @@ class Cluster:
         except redis.RedisError:  # Redis briefly unreachable: nothing seen
             return []
         return out
+
+    def late_records(self) -> int:
+        """Return how many input records the operators counted late (neither joined nor windowed)."""
+        with self._client() as client:
+            return sum(int(client.hget(self._meta_key(p), "count:late") or 0) for p in range(self.partitions))
 
     def positions(self, streams: Mapping[str, str]) -> InputPositions:
         """Return what the operators committed (every topic they read) and the repartitioners'
@@ -192,7 +267,7 @@ class Cluster:
             self._watermarks.close()
             self._watermarks = None
         self.redis.stop()
-        self.broker.stop()
+        self.broker.stop(timeout_ms=5_000)
 
     def logs(self, lines: int = 40) -> str:
         """Return the end of every worker's log."""

@@ -6,7 +6,9 @@
 - `Freeze`: SIGSTOP a worker for `seconds` (past its session timeout: its partitions move), SIGCONT;
 - `RedisCrash`: SIGKILL Redis, start it again after `down_s` with its data (`appendfsync always`)
   or empty (`wipe`);
-- `BrokerFreeze`: SIGSTOP the broker for `seconds`, then SIGCONT.
+- `BrokerFreeze`: SIGSTOP the broker for `seconds`, then SIGCONT;
+- `BrokerCrash`: SIGKILL an Apache Kafka broker (by default the node leading the most partitions of
+  the query's inputs and output), start it again on its data after `down_s`.
 
 `standard_schedule` spreads the issue's list over a run: 6 SIGKILLs (half of them with a batch in
 flight), 2 clean restarts, one freeze past the session timeout, Redis killed and restarted with its
@@ -19,12 +21,22 @@ import asyncio
 import random
 import signal
 import time
+from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from bench.soak.cluster import Cluster
 
-__all__ = ["BrokerFreeze", "Fault", "Freeze", "Kill", "RedisCrash", "Restart", "standard_schedule"]
+__all__ = [
+    "BrokerCrash",
+    "BrokerFreeze",
+    "Fault",
+    "Freeze",
+    "Kill",
+    "RedisCrash",
+    "Restart",
+    "standard_schedule",
+]
 
 
 class Fault(Protocol):
@@ -146,6 +158,42 @@ class BrokerFreeze:
         finally:
             cluster.pause_broker(False)
         return {}
+
+
+@dataclass(frozen=True)
+class BrokerCrash:
+    """SIGKILL a Kafka broker node; after `down_s` start it again on its ports and data and wait
+    until it serves. `node`: a KRaft node id, or "leader": the node leading the most partitions of
+    the query's input and output topics (the lowest id on a tie; a single node leads them all)."""
+
+    at_s: float
+    down_s: float = 3.0
+    node: int | Literal["leader"] = "leader"
+
+    def describe(self) -> str:
+        which = "the leading broker" if self.node == "leader" else f"broker {self.node}"
+        return f"{which} SIGKILLed, restarted on its data after {self.down_s:g} s"
+
+    async def apply(self, cluster: Cluster) -> dict[str, Any]:
+        leaders = await asyncio.to_thread(cluster.leaders, cluster.query_topics)
+        led = Counter(leaders.values())
+        node = self.node if isinstance(self.node, int) else min(led, key=lambda n: (-led[n], n))
+        try:
+            coordinator: int | None = await asyncio.to_thread(cluster.group_coordinator)
+        except Exception:  # the group's description is a detail of the report, not the fault
+            coordinator = None
+        killed = time.monotonic()
+        await asyncio.to_thread(cluster.kill_broker, node)
+        await asyncio.sleep(self.down_s)
+        restarting = time.monotonic()
+        await asyncio.to_thread(cluster.restart_broker, node)
+        partitions: dict[str, list[int]] = {}
+        for (topic, p), leader in sorted(leaders.items()):
+            if leader == node:
+                partitions.setdefault(topic, []).append(p)
+        return {"broker": node, "led_partitions": partitions, "group_coordinator": coordinator == node,
+                "restart_s": round(time.monotonic() - restarting, 1),
+                "down_s": round(time.monotonic() - killed, 1)}  # fmt: skip
 
 
 def standard_schedule(

@@ -10,8 +10,9 @@ Steps: start a broker, Redis and the workers (`Cluster`); register the query; pr
 records/s for `duration_s` (1% poison of every kind, `bench/soak/workload.py`) while the faults run
 and the committed input offsets are sampled every second (the lag); produce one far-future record
 per stream and partition so every result comes out; wait until every input record is committed;
-read the output and dead-letter topics; compare (`bench/soak/oracle.py`). Everything started is
-stopped at the end, also on failure.
+read the output and dead-letter topics; compare (`bench/soak/oracle.py`); say how long results
+paused around each fault (`bench/soak/pauses.py`). Everything started is stopped at the end, also on
+failure.
 """
 
 from __future__ import annotations
@@ -27,10 +28,11 @@ from pathlib import Path
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer
-from bench.soak.cluster import Cluster
+from bench.soak.cluster import BrokerKind, Cluster
 from bench.soak.drain import drain
 from bench.soak.faults import Fault
 from bench.soak.oracle import Verdict, check_dead_letters, expected_output, result_id, verdict
+from bench.soak.pauses import result_pauses, results_per_second
 from bench.soak.producer import PacedProducer
 from bench.soak.workload import STREAMS, Ledger, RecordMaker, WorkloadSpec
 from tests.joiner.harness import register_query, wait_running
@@ -67,6 +69,12 @@ class Scenario:
     fail_undrained: bool = False
     """Raise `NotDrainedError` (with the partitions behind and the workers' logs) instead of
     comparing when the drain did not complete."""
+    broker: BrokerKind = "tansu"
+    """The embedded Tansu, one Apache Kafka node or a 3-node Kafka cluster (`BrokerCrash` needs Kafka)."""
+    idle_timeout_ms: int | None = None
+    """The workers' `--idle-timeout-ms` (None: the harness's 60 s). An input partition silent for
+    longer, a broker outage included, stops holding the watermark back, and its next records are
+    late (docs/reliability.md, "Broker crashes")."""
 
 
 @dataclass
@@ -106,11 +114,19 @@ class Report:
     """Up to 20 results received twice: where the first and the second copy landed (partition,
     offset) and the second copy's headers."""
     restarts: list[dict[str, Any]] = field(default_factory=list)
+    """Workers that exited on their own and were started again (`Cluster.supervise`): which, when
+    (s since production started) and their exit code (75: it left a stalled group)."""
     lag_parts: list[tuple[float, int, int]] = field(default_factory=list)
     """The lag's two parts: (s, input records the repartitioners have not re-keyed, re-keyed
     records the operators have not committed)."""
-    """Workers that exited on their own and were started again (`Cluster.supervise`): which, when
-    (s since production started) and their exit code (75: it left a stalled group)."""
+    pauses: list[dict[str, Any]] = field(default_factory=list)
+    """How long results paused around each fault and when the lag was back (`bench/soak/pauses.py`)."""
+    results_per_s: list[int] = field(default_factory=list)
+    """Results the broker appended in each second since production began."""
+    replication: dict[str, list[int]] = field(default_factory=dict)
+    """Apache Kafka: every topic's [replication factor, min.insync.replicas] at the end."""
+    late: int = 0
+    """Input records the operators counted late (neither joined nor windowed): each loses results."""
 
     def as_json(self) -> dict[str, Any]:
         """Return the report as JSON-ready data."""
@@ -131,6 +147,10 @@ class Report:
             "duplicates": self.duplicates,
             "restarts": self.restarts,
             "lag_parts": [[round(t, 1), a, b] for t, a, b in self.lag_parts],
+            "pauses": self.pauses,
+            "results_per_s": self.results_per_s,
+            "replication": self.replication,
+            "late_records": self.late,
         }
 
 
@@ -161,7 +181,8 @@ def run_scenario(
     saved = os.environ.get("STREAMJOIN_MAX_RECORD_BYTES")
     os.environ["STREAMJOIN_MAX_RECORD_BYTES"] = str(MAX_RECORD_BYTES)
     began = time.monotonic()
-    cluster = Cluster(workdir, workers=scenario.workers, session_timeout_ms=scenario.session_timeout_ms)
+    cluster = Cluster(workdir, workers=scenario.workers, session_timeout_ms=scenario.session_timeout_ms,
+                      broker=scenario.broker)  # fmt: skip
     try:
         cluster.start()
         return asyncio.run(_Run(scenario, cluster, progress or (lambda _: None), began).run())
@@ -200,11 +221,15 @@ class _Run:
 
     async def run(self) -> Report:
         s, cluster, spec = self.scenario, self.cluster, self.scenario.workload
-        cluster.create_topics([*self.topics.values(), self.output, self.dead], spec.partitions, {})
+        cluster.create_topics([*self.topics.values(), self.dead], spec.partitions, {})
+        # Results carry the time the broker appended them: how long they paused (`pauses.py`).
+        cluster.create_topics([self.output], spec.partitions, {"message.timestamp.type": "LogAppendTime"})
+        cluster.query_topics = (*self.topics.values(), self.output)
         cluster.create_topics([f"{self.topics['a']}.warmup"], 1, {})
         await register_query(cluster.redis.url, self.prefix, self.query_json)
+        idle = [] if s.idle_timeout_ms is None else ["--idle-timeout-ms", str(s.idle_timeout_ms)]
         cluster.start_workers(
-            group=self.group, prefix=self.prefix, query=self.name, partitions=spec.partitions
+            group=self.group, prefix=self.prefix, query=self.name, partitions=spec.partitions, options=idle
         )
         supervisor = asyncio.create_task(self._supervise())
         await wait_running(cluster.redis.url, self.prefix, self.name, spec.partitions, timeout_s=120)
@@ -227,6 +252,8 @@ class _Run:
             drained = await drain(self.cluster, self.topics, want, spec.partitions,
                                   deadline=deadline, stall_s=s.drain_stall_s)  # fmt: skip
             self.behind, drain_s = drained.behind, time.monotonic() - drain_start
+            if not self.behind:  # the last lag sample: nothing left
+                self.lag.append((time.monotonic() - producer.start_time, 0))
             if self.behind and s.fail_undrained:
                 raise NotDrainedError(
                     f"not drained after {drain_s:.0f} s ({drained.reason}); behind [committed, produced or"
@@ -290,8 +317,11 @@ class _Run:
         got: Counter[str] = Counter()
         first: dict[str, tuple[int, int]] = {}
         copies: list[dict[str, Any]] = []
+        arrivals: list[tuple[float, int]] = []  # (s since production began, output partition)
+        start_wall = time.time() - (time.monotonic() - start)
 
-        def take(headers: dict[str, bytes], value: bytes, at: tuple[int, int]) -> None:
+        def take(headers: dict[str, bytes], value: bytes, at: tuple[int, int], appended_ms: int) -> None:
+            arrivals.append((appended_ms / 1000 - start_wall, at[0]))
             rid = result_id(value)
             got[rid] += 1
             if rid not in first:
@@ -304,8 +334,11 @@ class _Run:
         await _read(bootstrap, self.output, sum(expected.results.values()), take)
         letters: list[tuple[dict[str, bytes], bytes]] = []
         await _read(bootstrap, self.dead, len(self.ledger.poison) + sum(expected.oversized.values()),
-                    lambda h, v, _at: letters.append((h, v)))  # fmt: skip
+                    lambda h, v, _at, _ms: letters.append((h, v)))  # fmt: skip
         dead = check_dead_letters(self.ledger, self.topics, letters, expected.oversized)
+        kafka = self.cluster.broker_kind != "tansu"
+        replication = await asyncio.to_thread(self.cluster.replication) if kafka else {}
+        late = await asyncio.to_thread(self.cluster.late_records)
         return Report(
             scenario=self.scenario.name, rate=self.scenario.rate, duration_s=self.scenario.duration_s,
             produced=self.ledger.produced, poison=len(self.ledger.poison), padded=len(self.ledger.padded),
@@ -313,6 +346,8 @@ class _Run:
             drain_s=drain_s, not_drained=self.behind, oracle_s=oracle_s, compare_s=time.monotonic() - began,
             duplicates=copies, lag_parts=self.lag_parts,
             restarts=[{**r, "at": round(float(r["at"]) - start, 1)} for r in self.cluster.restarts],
+            pauses=[p.as_json() for p in result_pauses(arrivals, self.faults, self.lag)],
+            results_per_s=results_per_second(arrivals), replication=replication, late=late,
         )  # fmt: skip
 
 
@@ -320,12 +355,12 @@ async def _read(
     bootstrap: str,
     topic: str,
     want: int,
-    take: Callable[[dict[str, bytes], bytes, tuple[int, int]], None],
+    take: Callable[[dict[str, bytes], bytes, tuple[int, int], int], None],
     quiet_s: float = 3.0,
 ) -> None:
     """Read `topic` from the start until `want` records arrived and nothing more came for `quiet_s`
-    (or 60 s without a new record, or a deadline); hand each record's headers, value and (partition,
-    offset) to `take`."""
+    (or 60 s without a new record, or a deadline); hand each record's headers, value, (partition,
+    offset) and timestamp (ms) to `take`."""
     consumer = AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=None,
                                 auto_offset_reset="earliest", enable_auto_commit=False)  # fmt: skip
     await consumer.start()
@@ -338,7 +373,8 @@ async def _read(
             batch = await consumer.getmany(timeout_ms=200, max_records=20_000)
             for msgs in batch.values():
                 for m in msgs:
-                    take({k: bytes(v) for k, v in m.headers}, m.value or b"", (m.partition, m.offset))
+                    headers = {k: bytes(v) for k, v in m.headers}
+                    take(headers, m.value or b"", (m.partition, m.offset), m.timestamp)
                 count += len(msgs)
                 last_new = time.monotonic()
     finally:

@@ -6,6 +6,11 @@ Each scenario runs its own broker, Redis (`appendfsync always`) and workers thro
 ends with 0 lost, 0 duplicated, 0 extra results, and the dead-letter topic equal to the injected bad
 records plus one reference per result too large for the output.
 
+Two scenarios run on Apache Kafka instead of the embedded Tansu (which is memory-only): its only
+node SIGKILLed and started again on its data, and the leading node of a 3-node cluster (replication
+factor 3, min.insync.replicas 2 on every topic) SIGKILLed and restarted later; each also says how
+long results paused (docs/reliability.md, "Broker crashes").
+
 `test_redis_restarted_empty` runs only with `STREAMJOIN_FAULTS_REDIS_EMPTY=1` (about a minute: kept
 out of the default run, which is near CI's 30 minutes): the workers' rebuild of lost state from the
 input topics, and the repartitioners' resumption at their marks, is what it proves.
@@ -13,12 +18,15 @@ input topics, and the repartitioners' resumption at their marks, is what it prov
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import warnings
 from pathlib import Path
+from typing import Any
 
 import pytest
 from bench.soak import (
+    BrokerCrash,
     BrokerFreeze,
     Fault,
     Freeze,
@@ -30,17 +38,22 @@ from bench.soak import (
     ScenarioError,
     run_scenario,
 )
+from bench.soak.cluster import BrokerKind
 from bench.soak.workload import POISON_KINDS
+
+from streamjoin.dev.kafka_broker import kafka_available
 
 TIMEOUT_S = 300
 pytestmark = [pytest.mark.timeout(TIMEOUT_S), pytest.mark.slow, pytest.mark.integration, pytest.mark.alone]
 
 
-def _scenario(name: str, duration_s: float, schedule: tuple[Fault, ...]) -> Scenario:
+def _scenario(
+    name: str, duration_s: float, schedule: tuple[Fault, ...], broker: BrokerKind = "tansu"
+) -> Scenario:
     """A CI scenario: it stops waiting in time to fail with the partitions behind and the workers'
     logs, rather than being killed by the timeout (30 s are left for stopping the processes)."""
     return Scenario(name, rate=RATE, duration_s=duration_s, schedule=schedule, budget_s=TIMEOUT_S - 30.0,
-                    drain_stall_s=45.0, fail_undrained=True)  # fmt: skip
+                    drain_stall_s=45.0, fail_undrained=True, broker=broker)  # fmt: skip
 
 
 RATE = 1_500.0
@@ -53,7 +66,8 @@ def _check(report: Report) -> None:
     assert v.expected > 2_000, f"too few results to prove anything: {v.expected}"
     assert v.ok, (
         f"{v.summary()}\n{v.dead.missing[:5]} {v.dead.extra[:5]} {v.dead.wrong_reason[:5]}\n"
-        f"duplicates (first and second copy): {report.duplicates[:5]}"
+        f"duplicates (first and second copy): {report.duplicates[:5]}\n"
+        f"input records counted late: {report.late}; pauses: {report.pauses}"
     )
     # every kind of poison was injected and came back once; and the oversized results' references
     assert set(v.dead.by_kind) == {kind.name for kind in POISON_KINDS}, v.dead.by_kind
@@ -106,3 +120,58 @@ def test_redis_restarted_empty(tmp_path: Path) -> None:
     schedule = (RedisCrash(15, down_s=2.0, wipe=True),)
     report = run_scenario(_scenario("redis-empty", 35, schedule), tmp_path)
     _check(report)
+
+
+_WHY_NO_KAFKA = kafka_available()
+
+
+def _on_kafka(scenario: Scenario) -> Scenario:
+    """A broker-crash scenario: the workers' session timeout is the product's default (10 s: their
+    records wait that long for a partition's new leader, which Kafka elects 9 s or more after a
+    crash), and their idle timeout is longer than any outage, so that an input partition they
+    cannot read while the broker is down (or restarting, 10-80 s here) is not taken for an idle one
+    whose later records are late (docs/reliability.md, "Broker crashes")."""
+    return dataclasses.replace(scenario, session_timeout_ms=10_000, idle_timeout_ms=600_000)
+
+
+_needs_kafka = pytest.mark.skipif(_WHY_NO_KAFKA is not None, reason=f"no Apache Kafka: {_WHY_NO_KAFKA}")
+
+
+def _check_broker_crash(report: Report) -> dict[str, Any]:
+    """Check the run like any other, and that results paused while the broker was down (the
+    measure's proof) and the backlog came back to its level before the crash; return the pause."""
+    _check(report)
+    (crash,) = report.faults
+    (pause,) = report.pauses
+    assert pause["recovered_s"] is not None, f"the lag never came back to its level: {pause}"
+    return {**crash, **pause}
+
+
+@_needs_kafka
+def test_kafka_broker_killed_and_restarted_on_its_data(tmp_path: Path) -> None:
+    """The only Kafka node SIGKILLed 8 s into the run and started again on its data 2 s later (it
+    serves again 10-25 s after the kill): every result exactly once, and the workers, whose
+    Kafka calls fail meanwhile, carry on by themselves (a worker that leaves the group, exit 75, is
+    started again as a supervisor would)."""
+    schedule = (BrokerCrash(8, down_s=2.0),)
+    scenario = _scenario("broker-crash", 30, schedule, broker="kafka")
+    report = run_scenario(_on_kafka(scenario), tmp_path)
+    crash = _check_broker_crash(report)
+    assert crash["broker"] == 1 and crash["group_coordinator"], crash
+    # nothing can be appended while the only broker is down
+    assert crash["longest_s"] >= crash["down_s"] - 1.0, crash
+
+
+@_needs_kafka
+def test_leading_kafka_broker_killed_in_a_3_node_cluster(tmp_path: Path) -> None:
+    """In a 3-node KRaft cluster (replication factor 3 and min.insync.replicas 2 on every topic,
+    every producer acks=all), the node leading the most input and output partitions SIGKILLed 8 s
+    into the run and restarted 12 s later: every result exactly once, nothing lost."""
+    schedule = (BrokerCrash(8, down_s=12.0),)
+    scenario = _scenario("leader-crash", 35, schedule, broker="kafka-cluster")
+    report = run_scenario(_on_kafka(scenario), tmp_path)
+    crash = _check_broker_crash(report)
+    led = crash["led_partitions"]
+    assert any(t.startswith("soak.out.") for t in led), f"it led no output partition: {crash}"
+    assert any(t.startswith(("soak.a.", "soak.b.", "soak.c.")) for t in led), f"it led no input: {crash}"
+    assert report.replication and all(v == [3, 2] for v in report.replication.values()), report.replication

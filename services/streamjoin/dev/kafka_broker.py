@@ -16,7 +16,10 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
+import threading
 import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -212,7 +215,8 @@ class KafkaBroker(ProcessService):
             "kafka-storage-format",
             [
                 *base,
-                *("kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(properties)),
+                # `--cluster-id=ID` in one argument: an id starting with "-" (1 in 64) is not an option
+                *("kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id}", "-c", str(properties)),
                 *(self.security.format_arguments() if self.security is not None else ()),
             ],
             log_path=self._log_path,
@@ -231,23 +235,31 @@ class KafkaBroker(ProcessService):
         self._process = ManagedProcess(self.name, self._argv, log_path=self._log_path, env=_jvm_env())
         self._process.start()
 
-    def wait_ready(self) -> None:
-        """Wait until a metadata request lists a broker."""
+    def wait_ready(self, *, brokers: int = 1) -> None:
+        """Wait until a metadata request to this node lists at least `brokers` brokers."""
         if self._process is None:
             raise RuntimeError("the node is not launched")
-        probe = MetadataProbe(self._require_node().port, self._host, client_config=self.admin_config)
+        probe = MetadataProbe(
+            self._require_node().port, self._host, client_config=self.admin_config, brokers=brokers
+        )
         self.ready_ms = self._process.wait_ready(probe, timeout_ms=self._ready_timeout_ms)
 
     def kill(self) -> None:
-        """SIGKILL the node, as a crash would; its data stays for `restart`."""
-        if self._process is not None:
-            self._process.stop(timeout_ms=0)
+        """SIGKILL the node, as a crash would (no SIGTERM first: no controlled shutdown, no flush);
+        its data stays for `restart`."""
+        process = self._process
+        if process is not None and process.running and process.pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+        if process is not None:
+            process.stop(timeout_ms=2_000)  # reaps it
 
-    def restart(self) -> None:
-        """Start the node again on its ports and data, and wait until it serves."""
+    def restart(self, *, brokers: int = 1) -> None:
+        """Start the node again on its ports and data, and wait until it serves (its metadata lists
+        at least `brokers` brokers)."""
         self.kill()
         self.launch()
-        self.wait_ready()
+        self.wait_ready(brokers=brokers)
 
     def _require_node(self) -> _Node:
         if self._node is None:
@@ -286,28 +298,50 @@ class KafkaCluster:
             node.configure(voters, replication=len(self.nodes), cluster_id=cluster_id)
         for node in self.nodes:
             node.launch()
+        # Every broker registered: a topic of the default replication factor needs all of them.
         for node in self.nodes:
-            node.wait_ready()
+            node.wait_ready(brokers=len(self.nodes))
 
     def node_by_id(self, node_id: int) -> KafkaBroker:
         """Return the node with KRaft id `node_id`."""
         return self.nodes[node_id - 1]
 
+    def kill(self, node_id: int) -> None:
+        """SIGKILL node `node_id` (`KafkaBroker.kill`); the others go on serving."""
+        self.node_by_id(node_id).kill()
+
+    def restart(self, node_id: int) -> None:
+        """Start node `node_id` again on its ports and data; return once the cluster's metadata lists
+        every node again (it registered with the controller and was unfenced). It catches up with the
+        partitions' leaders afterwards."""
+        self.node_by_id(node_id).restart(brokers=len(self.nodes))
+
     def stop(self, *, timeout_ms: int = 10_000) -> None:
-        """Stop every node."""
-        for node in self.nodes:
-            node.stop(timeout_ms=timeout_ms)
+        """Stop every node, all at once: one by one, the last ones would wait for a controlled
+        shutdown that the quorum, already gone, can no longer grant (and be killed after `timeout_ms`)."""
+        stopping = [threading.Thread(target=n.stop, kwargs={"timeout_ms": timeout_ms}) for n in self.nodes]
+        for thread in stopping:
+            thread.start()
+        for thread in stopping:
+            thread.join()
 
 
 class MetadataProbe:
-    """Ready when the port accepts connections and a Kafka metadata request lists a broker."""
+    """Ready when the port accepts connections and a Kafka metadata request lists `brokers` brokers
+    (or more)."""
 
     def __init__(
-        self, port: int, host: str = LOOPBACK, *, client_config: Mapping[str, str] | None = None
+        self,
+        port: int,
+        host: str = LOOPBACK,
+        *,
+        client_config: Mapping[str, str] | None = None,
+        brokers: int = 1,
     ) -> None:
         self._port = port
         self._host = host
         self._client_config = dict(client_config or {})
+        self._brokers = brokers
         self._admin: Admin | None = None
 
     def __call__(self) -> bool:
@@ -315,7 +349,7 @@ class MetadataProbe:
             return False
         if self._admin is None:
             self._admin = Admin(f"{self._host}:{self._port}", client_config=self._client_config)
-        return self._admin.broker_count(timeout_ms=2_000) > 0
+        return self._admin.broker_count(timeout_ms=2_000) >= self._brokers
 
 
 def _new_cluster_id() -> str:

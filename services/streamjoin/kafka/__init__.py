@@ -9,7 +9,14 @@ topic administration and ACLs confluent-kafka's admin client (`Admin`, `AclGrant
 
 from streamjoin.kafka import no_autocreate as _no_autocreate  # noqa: F401  # before any client
 from streamjoin.kafka.acls import AclGrant, streamjoin_acls
-from streamjoin.kafka.admin import Admin, BrokerUnreachableError, Created, CreateOutcome, NewTopicRequest
+from streamjoin.kafka.admin import (
+    Admin,
+    BrokerUnreachableError,
+    Created,
+    CreateOutcome,
+    NewTopicRequest,
+    PartitionReplicas,
+)
 from streamjoin.kafka.connection import KafkaClients
 from streamjoin.kafka.consumer import (
     Consumer,
@@ -52,6 +59,7 @@ __all__ = [
     "LogRecord",
     "NewTopicRequest",
     "OffsetAndTimestamp",
+    "PartitionReplicas",
     "Producer",
     "ProducerError",
     "TopicPartition",

@@ -1,5 +1,6 @@
 """Topic administration through confluent-kafka's `AdminClient`: list, create and delete topics,
-and grant ACLs.
+and grant ACLs, and say where their replicas are (`replicas`) and what their settings are
+(`topic_configs`).
 
 `Admin` answers in plain types (topic name → partition count, topic name → outcome); what a topic
 should look like is decided by the caller (`streamjoin.topics` compares with the declarations).
@@ -19,6 +20,7 @@ from confluent_kafka.admin import AdminClient
 
 # confluent-kafka's admin package re-exports these without declaring them to type checkers.
 from confluent_kafka.admin._acl import AclBinding, AclOperation, AclPermissionType
+from confluent_kafka.admin._config import ConfigResource  # the package re-exports it without `__all__`
 from confluent_kafka.admin._resource import ResourcePatternType
 from confluent_kafka.admin._resource import ResourceType as KafkaResourceType
 from confluent_kafka.cimpl import NewTopic
@@ -31,6 +33,7 @@ __all__ = [
     "CreateOutcome",
     "Created",
     "NewTopicRequest",
+    "PartitionReplicas",
 ]
 
 # librdkafka's own log lines (connection refused, ...) go here, silent unless the application
@@ -77,6 +80,15 @@ class Created:
     message: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class PartitionReplicas:
+    """Where one partition's replicas are: broker ids of its leader (-1: none), replicas and in-sync ones."""
+
+    leader: int
+    replicas: tuple[int, ...]
+    in_sync: tuple[int, ...]
+
+
 class Admin:
     """An admin client of the brokers at `bootstrap` (`host:port[,host:port]`)."""
 
@@ -112,6 +124,37 @@ class Admin:
     def broker_count(self, *, timeout_ms: int = 10_000) -> int:
         """Return how many brokers the cluster's metadata lists (raises like `topics`)."""
         return len(self._metadata(timeout_ms).brokers)
+
+    def replicas(
+        self, names: Iterable[str] | None = None, *, timeout_ms: int = 10_000
+    ) -> dict[tuple[str, int], PartitionReplicas]:
+        """Return the replicas of every partition of the topics `names` (None: every topic), by
+        (topic, partition), as the answering broker's metadata has them (raises like `topics`)."""
+        topics = self._metadata(timeout_ms).topics
+        wanted = set(topics) if names is None else set(names)
+        return {
+            (name, p): PartitionReplicas(meta.leader, tuple(meta.replicas), tuple(meta.isrs))
+            for name, topic in topics.items()
+            if name in wanted and topic.error is None
+            for p, meta in topic.partitions.items()
+        }
+
+    def group_coordinator(self, group: str, *, timeout_ms: int = 10_000) -> int:
+        """Return the broker id coordinating consumer group `group`."""
+        (future,) = self._client.describe_consumer_groups([group], request_timeout=timeout_ms / 1000).values()
+        return int(future.result(timeout=timeout_ms / 1000).coordinator.id)
+
+    def topic_configs(self, names: Iterable[str], *, timeout_ms: int = 10_000) -> dict[str, dict[str, str]]:
+        """Return the effective configuration of each topic of `names` (broker defaults included)."""
+        resources = [ConfigResource(ConfigResource.Type.TOPIC, name) for name in names]
+        if not resources:
+            return {}
+        futures = self._client.describe_configs(resources, request_timeout=timeout_ms / 1000)
+        out: dict[str, dict[str, str]] = {}
+        for resource, future in futures.items():
+            entries = future.result(timeout=timeout_ms / 1000)
+            out[resource.name] = {key: entry.value for key, entry in entries.items()}
+        return out
 
     def create_topics(
         self,
