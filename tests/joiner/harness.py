@@ -166,12 +166,13 @@ class ChunkedProducer(threading.Thread):
             self.error = exc
 
 
-def expected_ids(query: QueryDef, events: Sequence[Event]) -> Counter[str]:
-    """Return the ids of every result the oracle expects (computed per partition)."""
+def expected_ids(query: QueryDef, events: Sequence[Event], *, rekeyed: bool = False) -> Counter[str]:
+    """Return the ids of every result the oracle expects, computed per partition (inputs keyed by
+    the join attribute), or over every partition at once (`rekeyed`: a result spans partitions)."""
     topics = [i.topic for i in query.inputs]
     by_partition: dict[int, list[Event]] = {}
     for e in events:
-        by_partition.setdefault(e.partition, []).append(e)
+        by_partition.setdefault(0 if rekeyed else e.partition, []).append(e)
     ids: Counter[str] = Counter()
     for evs in by_partition.values():
         for key, count in expected_results(query, evs).items():
