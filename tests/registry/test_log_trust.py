@@ -124,6 +124,12 @@ async def test_forged_and_corrupt_records_are_refused_with_their_reason(signed: 
     after = await signed.snapshot()
     assert after.streams == before.streams and after.queries == before.queries  # q paused, as it was
     assert after.version == before.version + 1  # the forged version did not count
+    # the restore re-signed what the log did not vouch for: the next one refuses nothing
+    assert not fold(prefix, log.entries, signer).unsettled
+    await _lose_everything(signed)
+    again = await signed.restore(check=Refuse())
+    assert again is not None and again.refused == ()
+    assert (await signed.snapshot()).queries == before.queries
 
 
 async def test_a_log_without_a_key_still_skips_what_is_no_entity(redis_server: str) -> None:

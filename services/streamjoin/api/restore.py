@@ -8,8 +8,8 @@ that reads or writes the registry gets 503 (`RegistryUnavailableError`), never a
 
 A restore takes only authentic records holding entities the control plane would register (`check`,
 docs/registry.md "Authentication"); the records it refused are counted by reason (`refused`, the
-metric `streamjoin_registry_log_refused_total`) and named in `/readyz`. After the start-up check and
-after each restore, the guard re-signs from Redis what the log does not authenticate (`seal`).
+metric `streamjoin_registry_log_refused_total`) and named in `/readyz`. The start-up check and each
+restore also re-sign from Redis what the log does not authenticate (`streamjoin.registry.seal`).
 """
 
 from __future__ import annotations
@@ -85,7 +85,6 @@ class RegistryGuard:
 
     async def _run(self) -> None:
         check_log = True
-        seal = True
         while True:
             try:
                 if check_log or await self._store.epoch() is None:
@@ -93,13 +92,9 @@ class RegistryGuard:
                     if restored is not None:
                         self.restores.append(restored)
                         self.refused.update(r.reason for r in restored.refused)
-                        seal = True
                     check_log = False
                 self.last_error = None
                 self._first.set()
-                if seal:  # after the restore is served: a failure here only delays the re-signing
-                    await self._store.seal()
-                    seal = False
                 await asyncio.sleep(self._check_s)
             except asyncio.CancelledError:
                 raise

@@ -28,6 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias, cast
 
+from streamjoin.names import FIELD_MAX
 from streamjoin.query.errors import QueryError
 from streamjoin.query.expr import Expr, Lit, Ref, dump_expr, parse_expr
 
@@ -47,7 +48,8 @@ __all__ = [
 RESERVED: frozenset[str] = frozenset({"query", "ts", "id", "importance"})
 """The fields every output row has besides its columns (the flat format writes them beside)."""
 MAX_COLUMNS = 1_000
-MAX_NAME = 256
+MAX_NAME = FIELD_MAX
+"""A column names a field of the output row: the field rule (`streamjoin.names`)."""
 
 Type: TypeAlias = Literal["number", "string", "bool", "null", "any"]
 

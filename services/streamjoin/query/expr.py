@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any, TypeAlias, cast
 
 from streamjoin.query.errors import QueryError
+from streamjoin.query.names import parse_field
 
 __all__ = [
     "OPERATORS",
@@ -161,7 +162,7 @@ def _parse(raw: object, streams: frozenset[str], where: str, depth: int) -> Expr
             )
         if path[0] not in streams:
             raise QueryError(f"{where}.ref", f"unknown input {path[0]!r}; the inputs are {sorted(streams)}")
-        return Ref(path[0], tuple(path[1:]))
+        return Ref(path[0], tuple(parse_field(p, f"{where}.ref[{i}]") for i, p in enumerate(path) if i))
     if set(spec) != {"op", "args"}:
         raise QueryError(where, f'an expression object has "ref", or "op" and "args"; found {sorted(spec)}')
     op = spec["op"]

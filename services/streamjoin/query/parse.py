@@ -11,6 +11,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, TypeGuard, cast
 
+from streamjoin.names import TOPIC_MAX
 from streamjoin.query.bounds import unbounded_input
 from streamjoin.query.columns import parse_columns
 from streamjoin.query.errors import QueryError
@@ -32,6 +33,7 @@ from streamjoin.query.model import (
     WindowDef,
     WithinPair,
 )
+from streamjoin.query.names import parse_field, parse_topic
 from streamjoin.query.output import parse_input_format, parse_output_format
 from streamjoin.query.shedding import SheddingDef, parse_shedding
 
@@ -90,8 +92,8 @@ def _is_number(value: object) -> TypeGuard[int | float]:
 
 
 def _name(value: object, where: str) -> str:
-    if not isinstance(value, str) or not value or len(value) > 249:
-        raise QueryError(where, "must be a non-empty string of at most 249 characters")
+    if not isinstance(value, str) or not value or len(value) > TOPIC_MAX:
+        raise QueryError(where, f"must be a non-empty string of at most {TOPIC_MAX} characters")
     return value
 
 
@@ -125,7 +127,7 @@ def _window(raw: object, where: str) -> WindowDef:
         raise QueryError(f"{where}.rows", f"must be an integer > 0 and <= {MAX_ROWS:.0e}")
     partition_by = spec.get("partition_by")
     if partition_by is not None:
-        partition_by = _name(partition_by, f"{where}.partition_by")
+        partition_by = parse_field(partition_by, f"{where}.partition_by")
     return RowsWindow(rows=rows, partition_by=partition_by)
 
 
@@ -146,10 +148,10 @@ def _inputs(raw: object) -> tuple[InputDef, ...]:
         if stream in seen:
             raise QueryError(f"{where}.stream", f"duplicate input stream {stream!r}")
         seen.add(stream)
-        topic = _name(spec.get("topic", stream), f"{where}.topic")
+        topic = parse_topic(spec.get("topic", stream), f"{where}.topic")
         timestamp = spec.get("timestamp")
         if timestamp is not None:
-            timestamp = _name(timestamp, f"{where}.timestamp")
+            timestamp = parse_field(timestamp, f"{where}.timestamp")
         window = spec.get("window")  # None: bounded by `within` pairs only (checked by `_within`)
         window = None if window is None else _window(window, f"{where}.window")
         key = None if spec.get("key") is None else parse_key(spec["key"], stream, f"{where}.key")
@@ -159,7 +161,7 @@ def _inputs(raw: object) -> tuple[InputDef, ...]:
 
 def parse_key(raw: object, stream: str, where: str) -> str:
     """Return the key field of input `stream`: a plain field name, not `"stream.field"` or an expression."""
-    key = _name(raw, where)
+    key = parse_field(raw, where)
     if key.startswith(f"{stream}."):
         raise QueryError(
             where, f"must be a plain field name of the input: {key.partition('.')[2]!r}, not {key!r}"
@@ -176,7 +178,7 @@ def parse_operand(raw: object, streams: frozenset[str], where: str) -> Operand:
     if isinstance(raw, str) and "." in raw:
         stream, _, name = raw.partition(".")
         if stream in streams and name:
-            return FieldRef(stream, name)
+            return FieldRef(stream, parse_field(name, where))
         if stream and name and stream.isidentifier():
             raise QueryError(where, f"unknown stream {stream!r} in {raw!r}")
     if raw is None or isinstance(raw, str | bool) or _is_number(raw):
@@ -325,7 +327,7 @@ def parse_definition(raw: object) -> QueryDef:
     validate_join_graph(inputs, where)
     within = _within(spec.get("within"), inputs)
     output = _mapping(spec.get("output"), "output")
-    output_topic = _name(output.get("topic"), "output.topic")
+    output_topic = parse_topic(output.get("topic"), "output.topic")
     output_format, output_schema = parse_output_format(output)
     algorithm = spec.get("algorithm", "hash")
     if algorithm not in ("hash", "nlj"):
@@ -337,7 +339,7 @@ def parse_definition(raw: object) -> QueryDef:
         raise QueryError("filter", "a filter expression cannot be combined with shedding yet")
     dead_letter = spec.get("dead_letter")
     if dead_letter is not None:
-        dead_letter = _name(_mapping(dead_letter, "dead_letter").get("topic"), "dead_letter.topic")
+        dead_letter = parse_topic(_mapping(dead_letter, "dead_letter").get("topic"), "dead_letter.topic")
     return QueryDef(
         name=name,
         inputs=inputs,

@@ -36,6 +36,7 @@ from typing import Any
 import orjson
 
 from streamjoin.engine.output import json_key
+from streamjoin.names import TOPIC_MAX
 from streamjoin.query.model import FieldRef, InputDef, QueryDef
 
 __all__ = [
@@ -53,7 +54,6 @@ __all__ = [
 REPARTITION_PREFIX = "streamjoin.repartition."
 """The name every internal repartition topic starts with."""
 
-_TOPIC_MAX = 249  # Kafka's limit on a topic name
 _UNSAFE = re.compile(r"[^a-zA-Z0-9._-]")
 _SINGLE = "no attribute shared by all inputs: single partition"
 
@@ -160,9 +160,9 @@ def repartition_topic(query_name: str, stream: str) -> str:
     """
     raw = f"{query_name}.{stream}"
     safe = _UNSAFE.sub("_", raw)
-    if safe != raw or len(REPARTITION_PREFIX) + len(safe) > _TOPIC_MAX:
+    if safe != raw or len(REPARTITION_PREFIX) + len(safe) > TOPIC_MAX:
         digest = hashlib.sha256(raw.encode()).hexdigest()[:10]
-        safe = safe[: _TOPIC_MAX - len(REPARTITION_PREFIX) - len(digest) - 1] + "-" + digest
+        safe = safe[: TOPIC_MAX - len(REPARTITION_PREFIX) - len(digest) - 1] + "-" + digest
     return REPARTITION_PREFIX + safe
 
 

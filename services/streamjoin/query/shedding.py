@@ -33,6 +33,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias, TypeGuard, cast
 
+from streamjoin.query.names import parse_field
+
 __all__ = [
     "COMBINE_NAMES",
     "POLICY_NAMES",
@@ -94,8 +96,8 @@ def parse_shedding(raw: object, *, inputs: int, where: str = "shedding") -> Shed
     if policy not in POLICY_NAMES:
         raise QueryError(f"{where}.policy", f"must be one of {list(POLICY_NAMES)}, not {policy!r}")
     importance = spec.get("importance")
-    if importance is not None and (not isinstance(importance, str) or not importance):
-        raise QueryError(f"{where}.importance", "must be the name of a record field, or null")
+    if importance is not None:
+        importance = parse_field(importance, f"{where}.importance")
     combine = spec.get("combine", "min")
     if combine not in COMBINE_NAMES:
         raise QueryError(f"{where}.combine", f"must be one of {list(COMBINE_NAMES)}, not {combine!r}")

@@ -186,7 +186,10 @@ def fold(
         try:
             kind, name, value = _parse(prefix, entry)
         except _Malformed as exc:
-            state.refuse(entry.key, entry.version, "malformed", str(exc))
+            if entry.value is None:  # an authentic delete of a key that is no entity: it holds nothing
+                state.accept(entry.key, entry.version)
+            else:
+                state.refuse(entry.key, entry.version, "malformed", str(exc))
             continue
         state.accept(entry.key, entry.version)
         if value is None:

@@ -12,16 +12,15 @@ The log is a topic others may write to, so a restore trusts no record blindly: a
 authentic (its HMAC, `streamjoin.registry.signing`), is no registry entity, or holds an entity the
 control plane would refuse to register (`EntityCheck`, the control plane's own validation) is
 skipped, logged with its reason and returned in `Restored.refused`; it never stops the restore.
-`seal` then re-signs, from Redis, the entities whose latest record was refused (or is missing), so a
-log written before it was signed, or with another key, becomes authentic while Redis still holds the
-registry.
+Each restore that read the log then re-signs, from Redis, the entities whose latest record was
+refused or is missing (`streamjoin.registry.seal`), so a log written before it was signed, or with
+another key, becomes authentic while Redis still holds the registry.
 """
 
 from __future__ import annotations
 
 import logging
 import uuid
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -29,10 +28,11 @@ from typing import Protocol
 from redis.asyncio.client import Pipeline
 from redis.exceptions import RedisError
 
-from streamjoin.registry._base import StoreBase, Writes, as_fields, text, text_hash, texts
-from streamjoin.registry.log import LogEntry, RefusedEntry, RestoredRegistry, fold
+from streamjoin.registry._base import Writes, as_fields, text, text_hash, texts
+from streamjoin.registry.log import RefusedEntry, RestoredRegistry, fold
 from streamjoin.registry.query import QueryControls, QueryRecord
 from streamjoin.registry.records import StreamRecord
+from streamjoin.registry.seal import SealOps, reasons
 from streamjoin.registry.signing import REGISTRY_KEY_ENV
 
 __all__ = ["EntityCheck", "RestoreOps", "Restored"]
@@ -65,7 +65,7 @@ class Restored:
     """The log records the restore did not take, and why."""
 
 
-class RestoreOps(StoreBase):
+class RestoreOps(SealOps):
     """The epoch and the restore path of `RegistryStore`."""
 
     async def persistence(self) -> str:
@@ -93,7 +93,8 @@ class RestoreOps(StoreBase):
         Redis's (Redis lost acknowledged changes). Returns None when nothing had to be done. Holds the
         writer lock, so no logged write interleaves; several processes may call it at once. Records
         that are not authentic or not entities, and entities that do not parse or that `check`
-        refuses, are skipped and listed in `Restored.refused` (see the module docstring).
+        refuses, are skipped and listed in `Restored.refused` (see the module docstring). Whenever it
+        read the log, it then re-signs what the log does not vouch for (`SealOps`), in the same step.
 
         Raises:
             RuntimeError: the store has no log.
@@ -108,6 +109,7 @@ class RestoreOps(StoreBase):
             state = fold(k.prefix, await self._log.read(), self._signer)
             current = await self.version()
             if epoch is not None and state.version <= current:
+                await self._seal(state)
                 return None
             reason = (
                 "Redis has no registry"
@@ -116,6 +118,7 @@ class RestoreOps(StoreBase):
             )
             _admit(k.prefix, state, check)
             restored = await self._write(state, reason)
+            await self._seal(state)
         _report(restored.refused, signed=self._signer is not None)
         level = logging.WARNING if restored.version else logging.INFO  # version 0: a new registry
         _log.log(
@@ -164,60 +167,6 @@ class RestoreOps(StoreBase):
             len(state.streams), len(state.queries), versions[-1], new_epoch, reason, tuple(state.refused)
         )
 
-    async def seal(self) -> int:
-        """Re-sign, from Redis, each entity whose latest log record a restore would not take; return how
-        many records were appended.
-
-        Only while Redis holds the registry at least as new as the log (it is then the truth): an
-        entity of Redis whose latest record was refused (unsigned, signed with another key, forged,
-        malformed) or that the log lacks is appended again, signed, with Redis's value; a key whose
-        latest record was refused and that Redis does not hold gets a signed tombstone. Records that
-        were taken are left alone. Does nothing without a log or a key.
-        """
-        if self._log is None or self._signer is None:
-            return 0
-        k = self._keys
-        async with self._writer_lock():
-            if await self.epoch() is None:
-                return 0
-            state = fold(k.prefix, await self._log.read(), self._signer)
-            version = await self.version()
-            if version < state.version:
-                return 0  # Redis is behind its log: the restore's to catch up, not ours to overwrite
-            streams = text_hash(await self._redis.hgetall(k.streams))
-            queries = text_hash(await self._redis.hgetall(k.queries))
-            entries = [
-                LogEntry.stream(k.prefix, name, record)
-                for name, record in sorted(streams.items())
-                if _unsettled(state, f"{k.prefix}stream:{name}")
-            ]
-            for name, record in sorted(queries.items()):
-                if _unsettled(state, f"{k.prefix}query:{name}"):
-                    controls = text_hash(await self._redis.hgetall(k.control(name)))
-                    entries.append(LogEntry.query(k.prefix, name, record, controls))
-            held = {f"{k.prefix}stream:{n}" for n in streams} | {f"{k.prefix}query:{n}" for n in queries}
-            for key in sorted(state.unsettled - held):
-                kind, _, name = key[len(k.prefix) :].partition(":")
-                if kind in ("stream", "query") and name:
-                    entries.append(
-                        LogEntry.tombstone(k.prefix, "stream" if kind == "stream" else "query", name)
-                    )
-            await self._log.append([self._signed(e.at(version)) for e in entries])
-        if entries:
-            _log.warning(
-                "re-signed %d registry log record(s) from Redis at version %d (their latest record was "
-                "refused or missing: %s)",
-                len(entries),
-                version,
-                _reasons(state.refused) or "missing",
-            )
-        return len(entries)
-
-
-def _unsettled(state: RestoredRegistry, key: str) -> bool:
-    """Return whether the log does not give `key`'s value: its latest record was refused, or it has none."""
-    return key in state.refusals or key not in state.versions
-
 
 def _admit(prefix: str, state: RestoredRegistry, check: EntityCheck | None) -> None:
     """Drop, as `invalid`, the entities of `state` that do not parse or that `check` refuses."""
@@ -253,11 +202,6 @@ def _text(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
-def _reasons(refused: Sequence[RefusedEntry]) -> str:
-    """Return the refusals counted by reason: `unsigned 2, malformed 1`."""
-    return ", ".join(f"{reason} {n}" for reason, n in sorted(Counter(r.reason for r in refused).items()))
-
-
 def _report(refused: Sequence[RefusedEntry], *, signed: bool) -> None:
     """Log the refused records: the first ones each with its reason, then the counts."""
     for entry in refused[:_LOGGED_REFUSALS]:
@@ -271,7 +215,7 @@ def _report(refused: Sequence[RefusedEntry], *, signed: bool) -> None:
             else ""
         )
         _log.warning(
-            "%d registry log record(s) refused at restore (%s)%s", len(refused), _reasons(refused), hint
+            "%d registry log record(s) refused at restore (%s)%s", len(refused), reasons(refused), hint
         )
     if not signed:
         _log.warning(

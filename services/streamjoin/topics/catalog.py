@@ -8,13 +8,12 @@ A `TopicSpec` is the validated declaration of one topic; `load_catalog` reads an
 >>> parse_catalog({"topics": [{"name": "bad name", "role": "input", "partitions": 4}]})
 Traceback (most recent call last):
 ...
-streamjoin.topics.catalog.CatalogError: topics[0].name: 'bad name' is not a legal Kafka topic name
+streamjoin.topics.catalog.CatalogError: topics[0].name: 'bad name' is not a legal Kafka topic name: ...
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +22,7 @@ from typing import Literal, TypeAlias, TypeGuard, cast, get_args
 
 import streamjoin
 from streamjoin.jsoncheck import json_object
+from streamjoin.names import check_topic
 
 __all__ = [
     "CatalogError",
@@ -36,7 +36,6 @@ __all__ = [
 
 TopicRole: TypeAlias = Literal["input", "output", "dead-letter", "internal"]
 
-_LEGAL_NAME = re.compile(r"[a-zA-Z0-9._-]{1,249}")
 _FIELDS = {"name", "role", "partitions", "replication_factor", "config", "description"}
 
 
@@ -125,8 +124,12 @@ def parse_catalog(raw: object) -> TopicCatalog:
 def _parse_topic(raw: object, where: str) -> TopicSpec:
     entry = json_object(raw, where, _FIELDS, CatalogError)
     name = entry.get("name")
-    if not isinstance(name, str) or not _LEGAL_NAME.fullmatch(name) or name in (".", ".."):
+    if not isinstance(name, str):
         raise CatalogError(f"{where}.name: {name!r} is not a legal Kafka topic name")
+    try:
+        check_topic(name)  # the rule the API and the query parser apply (streamjoin.names)
+    except ValueError as exc:
+        raise CatalogError(f"{where}.name: {exc}") from None
     role = entry.get("role")
     if role not in get_args(TopicRole):
         raise CatalogError(f"{where}.role: must be one of {list(get_args(TopicRole))}, not {role!r}")

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any, TypeAlias
 
-from pydantic import BaseModel, Field, StrictBool, StrictFloat, StrictInt, StrictStr
+from pydantic import AfterValidator, BaseModel, Field, StrictBool, StrictFloat, StrictInt, StrictStr
+
+from streamjoin.names import FIELD_MAX, QUERY_PATTERN, STREAM_PATTERN, TOPIC_PATTERN, check_topic
 
 __all__ = [
     "ErrorPublic",
     "FieldError",
+    "FieldName",
     "Number",
     "QueryName",
     "Scalar",
@@ -16,15 +19,25 @@ __all__ = [
     "TopicName",
 ]
 
+# The rules are `streamjoin.names`', shared with the query parser and the topic catalog.
 StreamName = Annotated[
-    StrictStr,
-    Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$", description="A stream name: a CQL identifier."),
+    StrictStr, Field(pattern=STREAM_PATTERN, description="A stream name: a CQL identifier.")
 ]
-QueryName = Annotated[
+QueryName = Annotated[StrictStr, Field(pattern=QUERY_PATTERN, description="A query name.")]
+TopicName = Annotated[
     StrictStr,
-    Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$", description="A query name."),
+    # checked by `check_topic` alone, so every refusal says what Kafka allows; the pattern documents it
+    Field(json_schema_extra={"pattern": TOPIC_PATTERN}, description='A Kafka topic name (not "." or "..").'),
+    AfterValidator(check_topic),
 ]
-TopicName = Annotated[StrictStr, Field(pattern=r"^[A-Za-z0-9._-]{1,249}$", description="A Kafka topic name.")]
+FieldName = Annotated[
+    StrictStr,
+    Field(
+        min_length=1,
+        max_length=FIELD_MAX,
+        description=f"A field of the records (at most {FIELD_MAX} characters).",
+    ),
+]
 Number: TypeAlias = StrictInt | StrictFloat
 Scalar: TypeAlias = StrictStr | StrictInt | StrictFloat | StrictBool | None
 

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
-from streamjoin.api.schemas.common import Number, QueryName, Scalar, TopicName
+from streamjoin.api.schemas.common import FieldName, Number, QueryName, Scalar, TopicName
 from streamjoin.query.model import Algorithm, ExpirationMode, Mode, StartName
 from streamjoin.query.shedding import CombineName, PolicyName
 from streamjoin.registry import PartitionState, QueryControls, QueryStatus
@@ -40,7 +40,7 @@ class WindowSpec(BaseModel):
 
     range: Number | None = Field(default=None, description="Time window: the last T timestamp units.")
     rows: Number | None = Field(default=None, description="Count window: the last N records per partition.")
-    partition_by: StrictStr | None = Field(default=None, description="Count per value of this field.")
+    partition_by: FieldName | None = Field(default=None, description="Count per value of this field.")
     strict: bool | None = Field(default=None, description="Range windows: exclusive bound `t_max - ts < T`.")
 
 
@@ -51,9 +51,9 @@ class InputSpec(BaseModel):
     model_config = _STRICT
 
     stream: StrictStr
-    topic: StrictStr | None = None
-    timestamp: StrictStr | None = None
-    key: StrictStr | None = Field(default=None, description="Defaults to the stream's; it may not differ.")
+    topic: TopicName | None = None
+    timestamp: FieldName | None = None
+    key: FieldName | None = Field(default=None, description="Defaults to the stream's; it may not differ.")
     window: WindowSpec | None = None
     format: Literal["json", "avro"] | None = Field(
         default=None, description="The stream's; given, it must match."
@@ -85,7 +85,7 @@ class SheddingSpec(BaseModel):
 
     memory: StrictInt = Field(description="The most records the windows hold together (split evenly).")
     policy: PolicyName
-    importance: StrictStr | None = Field(
+    importance: FieldName | None = Field(
         default=None, description="The field holding each record's importance."
     )
     combine: CombineName = "min"

@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, field_validator
 
 from streamjoin.api.limits import MAX_JSON_DEPTH, json_depth
-from streamjoin.api.schemas.common import StreamName, TopicName
+from streamjoin.api.schemas.common import FieldName, StreamName, TopicName
 
 __all__ = ["StreamCreate", "StreamPublic"]
 
@@ -20,15 +20,12 @@ class StreamCreate(BaseModel):
 
     name: StreamName
     topic: TopicName
-    timestamp: StrictStr | None = Field(
+    timestamp: FieldName | None = Field(
         default=None,
-        min_length=1,
         description="The numeric timestamp field of the records; null: the Kafka record timestamp (ms).",
     )
-    key: StrictStr | None = Field(
+    key: FieldName | None = Field(
         default=None,
-        min_length=1,
-        max_length=249,
         description="The field the topic is partitioned by (records with equal values in one partition, "
         "as Kafka's default partitioner places them with the value as record key); null: not keyed, "
         "and queries that join it re-key it (docs/partitioning.md).",

@@ -9,6 +9,7 @@ from typing import Any
 from streamjoin.api.errors import ApiError
 from streamjoin.api.schemas import StreamCreate, StreamPublic
 from streamjoin.formats import avro_fields, check_avro_schema
+from streamjoin.names import check_field
 from streamjoin.query.parse import QueryError, parse_key
 from streamjoin.registry import NotFoundError, RegistryStore, StreamRecord
 
@@ -103,6 +104,11 @@ def check_stream(body: StreamCreate) -> None:
     """Raise `ApiError` 422 if `body` (valid as a request) cannot be registered: its key or schema."""
     _check_key(body)
     _check_schema(body)
+    for name in schema_fields(body.json_schema) or ():  # each can be named by a query: the field rule
+        try:
+            check_field(name)
+        except ValueError as exc:
+            raise ApiError(422, "invalid_stream", str(exc), field="schema") from None
 
 
 class StreamService:
