@@ -93,11 +93,11 @@ def test_a_service_failing_to_start_stops_the_ones_started(monkeypatch: pytest.M
     shutil.rmtree(stack.workdir)
 
 
-@pytest.mark.timeout(180)
+@pytest.mark.timeout(360)
 def test_a_failing_test_still_stops_the_stack(tmp_path: Path) -> None:
     marker = uuid.uuid4().hex
     inner = _inner_pytest(tmp_path, marker)
-    output, _ = inner.communicate(timeout=120)
+    output, _ = inner.communicate(timeout=240)
     assert inner.returncode == 1, output
     assert "failing on purpose" in output
     pids = json.loads((tmp_path / "pids.json").read_text())
@@ -105,14 +105,14 @@ def test_a_failing_test_still_stops_the_stack(tmp_path: Path) -> None:
     assert processes_with_env(MARKER, marker) == []
 
 
-@pytest.mark.timeout(180)
+@pytest.mark.timeout(360)
 def test_sigterm_to_pytest_still_stops_the_stack(tmp_path: Path) -> None:
     marker = uuid.uuid4().hex
     inner = _inner_pytest(tmp_path, marker, HANG="1")
     try:
-        _wait_for(tmp_path / "pids.json", timeout_s=60)
+        _wait_for(tmp_path / "pids.json", timeout_s=180)
         inner.send_signal(signal.SIGTERM)
-        output, _ = inner.communicate(timeout=60)
+        output, _ = inner.communicate(timeout=120)
     finally:
         inner.kill()
     assert inner.returncode != 0, output
