@@ -14,6 +14,7 @@ from collections import Counter
 import pandas as pd
 import pytest
 
+from streamjoin.backfill import stage
 from streamjoin.backfill.plan import plan_backfill
 from streamjoin.backfill.stage import FEED_COLUMNS, GroupRunner
 from streamjoin.query import QueryDef, parse_query
@@ -120,3 +121,16 @@ def test_auto_order_replans_as_rates_move_and_keeps_every_result() -> None:
     assert got == want, f"missing {sum((want - got).values())}, extra {sum((got - want).values())}"
     assert runner.planner.replanner.changes >= 1, "the rates moved 10x: the back-fill should re-plan"
     assert fixed.planner.replanner.replans == 0 and fixed.planner.plan.global_order == ("a", "b", "c")
+
+
+@pytest.mark.parametrize("kind", ["range", "rows", "partitioned"])
+def test_chunks_end_between_timestamps(kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each chunk ends with an idle flush, which closes the watermark at the newest timestamp fed: a
+    chunk cut inside a timestamp would make the rest of it late. Chunks of 7 records cut often."""
+    monkeypatch.setattr(stage, "_ADVANCE_EVERY", 7)
+    w = make_workload(TOPICS, partitions=3, records=600, seed=3)
+    query = make_query("q", kind, TOPICS)
+    plan = plan_backfill(query, 0, 10_000, target_groups=4, partitions=3)
+    want = Oracle(query, w.events).ids(0, 10_000)
+    got = Counter(r["id"] for r in run_model(plan, w))
+    assert got == want, f"missing {sum((want - got).values())}, extra {sum((got - want).values())}"

@@ -17,9 +17,10 @@ name the source records (docs/partitioning.md).
 
 Batches are streamed, never collected: a group's memory is its windows plus one batch, however long
 its time range. The records come sorted, so the feed itself drives the watermark: after each chunk
-every input partition seen in the group is marked idle, and those that receive records in the next
-chunk become active again, so the watermark follows the feed instead of waiting for an input with no
-record in the group.
+(which ends between two timestamps) every input partition seen in the group is marked idle, so the
+idle flush releases everything fed (docs/queries.md, "Quiet periods lose nothing") instead of
+waiting for an input with no record in the group; the next chunk's first record makes them hold the
+watermark again.
 """
 
 from __future__ import annotations
@@ -130,6 +131,7 @@ class GroupRunner:
         sources: set[tuple[str, int]] = set()  # (input, source partition) seen in the group
         previous: tuple[int, int, int] | None = None
         since_advance = 0
+        fed_ts: object = None  # the sort timestamp of the last record fed
         names, codecs = self._names, self._codecs
         horizon, shown = self._reader.horizon, self._reader.shown  # far-future records: as in the joiner
         for batch in batches:
@@ -145,6 +147,12 @@ class GroupRunner:
                     partition = self.plan.group_of(int(grp))[0]
                     operator = self._new_operator(partition)
                     sources = {(name, partition) for name in names}
+                if since_advance >= _ADVANCE_EVERY and sort_ts != fed_ts:
+                    # Between two timestamps: the drain's idle flush releases the newest one whole
+                    # and closes the watermark there, so no record at it may follow.
+                    since_advance = 0
+                    yield self._rows(group, partition, self._drain(operator, sources, final=False))
+                fed_ts = sort_ts
                 identity = (index, part, offset)
                 if identity == previous:  # the same record archived twice: never join it twice
                     self.stats.duplicates += 1
@@ -171,9 +179,6 @@ class GroupRunner:
                 )
                 self.stats.late += not accepted
                 since_advance += 1
-                if since_advance >= _ADVANCE_EVERY:
-                    since_advance = 0
-                    yield self._rows(group, partition, self._drain(operator, sources, final=False))
         if operator is not None:
             yield self._rows(group, partition, self._drain(operator, sources, final=True))
 
