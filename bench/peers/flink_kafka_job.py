@@ -12,11 +12,10 @@ no checkpointing (Flink's default). Runs until stopped.
 
 from __future__ import annotations
 
-import argparse
-import json
 from pathlib import Path
 
 from bench.peers.flink_job import join_sql
+from bench.peers.jobutil import kafka_job_parser
 from bench.peers.joinplan import Step, load, plan
 
 __all__ = ["insert_sql", "main", "tables_sql"]
@@ -56,12 +55,7 @@ def insert_sql(steps: list[Step]) -> str:
 
 def main() -> None:
     """Run the job until stopped."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("directory", type=Path)
-    parser.add_argument("--bootstrap", required=True)
-    parser.add_argument("--topics", required=True, type=json.loads, help='{"stream": "topic", ...}')
-    parser.add_argument("--output", required=True)
-    parser.add_argument("--jars", required=True, help="the Kafka connector's jars, comma-separated")
+    parser = kafka_job_parser(__doc__.splitlines()[0])
     parser.add_argument("--parallelism", type=int, default=1)
     parser.add_argument("--print-sql", action="store_true")
     args = parser.parse_args()

@@ -8,6 +8,7 @@ waits for it, so the JVM's CPU time reaches the benchmark through `wait4` of the
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import signal
@@ -16,7 +17,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["finish"]
+__all__ = ["finish", "kafka_job_parser"]
 
 
 def _children(pid: int) -> list[int]:
@@ -66,3 +67,15 @@ def finish(results: int, stop: Callable[[], None], kill_after_s: float = 10) -> 
     print(json.dumps({"results": results, "peak_rss_kb": rss_kb}), flush=True)
     sys.stderr.flush()
     os._exit(0)
+
+
+def kafka_job_parser(description: str) -> argparse.ArgumentParser:
+    """Return the parser of a Kafka-mode job: the workload folder, the broker, the input topics
+    (`{"stream": "topic", ...}`), the output topic and the connector's jars (comma-separated)."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("directory", type=Path)
+    parser.add_argument("--bootstrap", required=True)
+    parser.add_argument("--topics", required=True, type=json.loads, help='{"stream": "topic", ...}')
+    parser.add_argument("--output", required=True)
+    parser.add_argument("--jars", required=True, help="the Kafka connector's jars, comma-separated")
+    return parser

@@ -13,12 +13,10 @@ folder. Runs until stopped.
 
 from __future__ import annotations
 
-import argparse
-import json
 import tempfile
-from pathlib import Path
 from typing import Any
 
+from bench.peers.jobutil import kafka_job_parser
 from bench.peers.joinplan import Step, load, plan
 from bench.peers.spark_job import condition, session, with_event_time
 
@@ -27,12 +25,7 @@ __all__ = ["main"]
 
 def main() -> None:
     """Run the query until stopped."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("directory", type=Path)
-    parser.add_argument("--bootstrap", required=True)
-    parser.add_argument("--topics", required=True, type=json.loads, help='{"stream": "topic", ...}')
-    parser.add_argument("--output", required=True)
-    parser.add_argument("--jars", required=True, help="the Kafka source's jars, comma-separated")
+    parser = kafka_job_parser(__doc__.splitlines()[0])
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--shuffle-partitions", type=int, default=2)
     args = parser.parse_args()
