@@ -40,9 +40,9 @@ from golab_workload import TABLE5, generate
 _ENGINE = """
 import json, sys, time
 from streamjoin.operator import OperatorFactory
-from streamjoin.replay import load_query
+from streamjoin.query_file import StreamSource, load_query
 from pathlib import Path
-query = load_query(Path(sys.argv[1]))
+query = load_query(Path(sys.argv[1]), StreamSource())
 events = [json.loads(line) for line in open(sys.argv[2], encoding="utf-8")]
 operator = OperatorFactory(query).build()
 add, advance = operator.add, operator.advance

@@ -14,7 +14,8 @@ import json
 from pathlib import Path
 
 from streamjoin.operator import OperatorFactory
-from streamjoin.replay import load_query, read_events
+from streamjoin.query_file import StreamSource, load_query
+from streamjoin.replay import read_events
 
 __all__ = ["count", "main"]
 
@@ -23,7 +24,7 @@ _ADVANCE_EVERY = 512  # as streamjoin.replay
 
 def count(query_file: Path, events_file: Path, limit: int | None = None) -> int:
     """Return the number of results of the query over the events (the first `limit` of them)."""
-    query = load_query(query_file)
+    query = load_query(query_file, StreamSource())  # the file gives each input's timestamp
     operator = OperatorFactory(query).build()
     offsets = dict.fromkeys(query.stream_names, 0)
     results = 0
