@@ -1,8 +1,12 @@
 """Fixtures shared by the whole suite: the real embedded broker and Redis (`streamjoin.dev.pytest_plugin`),
-and a throw-away PKI for the TLS tests."""
+a Redis of a test's own to kill and restart, and a throw-away PKI for the TLS tests."""
+
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from tests.pki import Pki, make_pki
+from tests.registry.redis_process import RestartableRedis
 
 pytest_plugins = ["streamjoin.dev.pytest_plugin"]
 
@@ -11,3 +15,14 @@ pytest_plugins = ["streamjoin.dev.pytest_plugin"]
 def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
     """A CA with a server certificate for 127.0.0.1 and a client certificate (tests/pki.py)."""
     return make_pki(tmp_path_factory.mktemp("pki"))
+
+
+@pytest.fixture
+def restartable_redis(tmp_path: Path) -> Iterator[RestartableRedis]:
+    """A redis-server of the test's own that it may kill, wipe and start again (`RestartableRedis`)."""
+    server = RestartableRedis(tmp_path)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
