@@ -1,11 +1,13 @@
 """Fixtures shared by the whole suite: the real embedded broker and Redis (`streamjoin.dev.pytest_plugin`),
-and a throw-away PKI for the TLS tests."""
+a Redis of a test's own to kill and restart, and a throw-away PKI for the TLS tests."""
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from tests.pki import Pki, make_pki
+from tests.registry.redis_process import RestartableRedis
 
 pytest_plugins = ["streamjoin.dev.pytest_plugin"]
 
@@ -28,3 +30,14 @@ def _data_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
             os.environ.pop("STREAMJOIN_DATA_DIR", None)
         else:
             os.environ["STREAMJOIN_DATA_DIR"] = previous
+
+
+@pytest.fixture
+def restartable_redis(tmp_path: Path) -> Iterator[RestartableRedis]:
+    """A redis-server of the test's own that it may kill, wipe and start again (`RestartableRedis`)."""
+    server = RestartableRedis(tmp_path)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from tests.backfill.workload import make_workload
+
+from streamjoin.dev.procscan import pid_alive, zombie
 
 from .conftest import StartApi
 from .server import ApiServer
@@ -58,10 +61,15 @@ def test_a_backfill_started_over_rest_runs_to_the_end(start_api: StartApi, tmp_p
         assert started.status_code == 202, started.text
         job = started.json()
         assert job["query"] == "pairs" and job["state"] in ("starting", "running")
+        # Follow the job's process, not its status over REST (a read of the status would reap it): once
+        # it has exited, the control plane (this process) must have waited for it, unasked.
+        status = json.loads((tmp_path / "jobs" / "pairs" / job["id"] / "status.json").read_text())
         deadline = time.monotonic() + 300
-        while job["state"] not in ("succeeded", "failed", "cancelled") and time.monotonic() < deadline:
+        while pid_alive(status["pid"]) and time.monotonic() < deadline:
             time.sleep(1)
-            job = api.client.get(f"/v1/queries/pairs/backfills/{job['id']}").json()
+        time.sleep(1)
+        assert not zombie(status["pid"]), "the finished job is a zombie of the control plane"
+        job = api.client.get(f"/v1/queries/pairs/backfills/{job['id']}").json()
         assert job["state"] == "succeeded", job
         assert job["progress"] == pytest.approx(1.0)
         listed = api.client.get("/v1/queries/pairs/backfills").json()

@@ -7,8 +7,7 @@ stream and query is there with its controls, and a deleted query stays deleted.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -18,16 +17,6 @@ from tests.registry.redis_process import RestartableRedis
 from .server import ApiServer, api_settings, running_api
 
 pytestmark = pytest.mark.timeout(120)
-
-
-@pytest.fixture
-def restartable_redis(tmp_path: Path) -> Iterator[RestartableRedis]:
-    server = RestartableRedis(tmp_path)
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def _query(name: str, left: str, right: str) -> dict[str, Any]:

@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import re
-import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,12 +26,14 @@ from tests.registry.redis_process import RestartableRedis
 
 from streamjoin.dev.ports import free_port
 from streamjoin.dev.process import ManagedProcess
+from streamjoin.dev.services import streamjoin_argv
 from streamjoin.kafka import KafkaClients, KeyedLog, LogRecord
 from streamjoin.query import parse_query
 from streamjoin.registry import LogEntry, LogSigner, QueryRecord
 from streamjoin.registry.signing import MAC_HEADER
 
 from .server import REGISTRY_KEY, ApiServer, api_settings, running_api
+from .test_formats_api import ORDERS
 
 pytest.importorskip("streamjoin.joiner", reason="the joiner (services/streamjoin/joiner/) is not there yet")
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
@@ -99,16 +100,6 @@ def _refused(api: ApiServer) -> dict[str, float]:
     }
 
 
-@pytest.fixture
-def restartable_redis(tmp_path: Path) -> Iterator[RestartableRedis]:
-    server = RestartableRedis(tmp_path)
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
 def _lose_everything(server: RestartableRedis) -> None:
     """Redis restarted empty: killed, its data deleted, started again."""
     server.crash()
@@ -133,16 +124,16 @@ def test_records_written_straight_to_the_log_are_refused_at_restore(
         created = api.client.post("/v1/queries", json={**query, "output": {"topic": topics["out"]}})
         assert created.status_code == 201, created.text
         ready_port = free_port()
-        joiner = ManagedProcess(
-            "joiner",
-            [
-                sys.executable, "-c", "from streamjoin.cli.main import main; main()", "joiner",
-                "--bootstrap", kafka_broker, "--redis-url", redis_server, "--prefix", api.prefix,
-                "--group", f"trust-{uuid.uuid4().hex[:8]}", "--worker-id", "w-trust",
-                "--ready-port", str(ready_port),
-            ],
-            log_path=tmp_path / "joiner.log",
-        )  # fmt: skip
+        argv = streamjoin_argv("joiner", "--bootstrap", kafka_broker, "--redis-url", redis_server)
+        argv += [
+            "--prefix",
+            api.prefix,
+            "--group",
+            f"trust-{uuid.uuid4().hex[:8]}",
+            "--ready-port",
+            str(ready_port),
+        ]
+        joiner = ManagedProcess("joiner", argv, log_path=tmp_path / "joiner.log")
         joiner.start()
         worker_ready = f"http://127.0.0.1:{ready_port}/readyz"
         try:
@@ -184,17 +175,6 @@ def test_records_written_straight_to_the_log_are_refused_at_restore(
             print(joiner.log_tail(40))
 
 
-AVRO = {
-    "type": "record",
-    "name": "order",
-    "fields": [
-        {"name": "ts", "type": "long"},
-        {"name": "src", "type": "long"},
-        {"name": "n", "type": "double"},
-    ],
-}
-
-
 def test_every_kind_of_registration_passes_the_restore_check(
     restartable_redis: RestartableRedis, make_topic: MakeTopic, kafka_broker: str
 ) -> None:
@@ -227,7 +207,7 @@ def test_every_kind_of_registration_passes_the_restore_check(
             "description": "with a schema",
         },
         {"name": "c", "topic": "trust.c", "timestamp": None},
-        {"name": "o", "topic": "trust.o", "timestamp": "ts", "format": "avro", "schema": AVRO},
+        {"name": "o", "topic": "trust.o", "timestamp": "ts", "format": "avro", "schema": ORDERS},
     ]
     queries: list[dict[str, Any]] = [
         {"name": "cql", "cql": "SELECT a.src, b.n FROM a [RANGE 100], b [ROWS 5] WHERE a.src = b.src"},
@@ -257,7 +237,7 @@ def test_every_kind_of_registration_passes_the_restore_check(
         {
             "name": "avro-out",
             "inputs": [{"stream": "o", "window": {"range": 100}}, {"stream": "b", "window": {"range": 100}}],
-            "where": [["o.src", "=", "b.src"]],
+            "where": [["o.id", "=", "b.src"]],
             "paused": True,
         },
     ]

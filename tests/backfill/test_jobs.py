@@ -7,9 +7,11 @@ runs the real command (its own Spark driver) through `BackfillJobs` and checks i
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -17,6 +19,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from streamjoin.backfill.jobs import BackfillJobs, JobNotFoundError
+from streamjoin.dev.procscan import children, zombie
 
 from .workload import WINDOWS, Oracle, make_query, make_workload
 
@@ -76,13 +79,23 @@ def test_job_that_dies_is_failed(jobs: BackfillJobs) -> None:
     assert done.state == "failed" and done.error is not None
 
 
+@pytest.mark.parametrize(("start", "state"), [(2, "failed"), (1, "succeeded")])
+def test_a_finished_job_leaves_no_zombie(jobs: BackfillJobs, start: int, state: str) -> None:
+    started = jobs.start(QUERY, start, start + 1)
+    pid = json.loads((Path(jobs.root) / "flows" / started.id / "status.json").read_text())["pid"]
+    deadline = time.monotonic() + 30
+    while pid in children(os.getpid()) and time.monotonic() < deadline:
+        time.sleep(0.1)  # nothing here asks about the job: only its own waiter reaps it
+    assert not zombie(pid), f"job {started.id} (pid {pid}) is a zombie of this process"
+    assert pid not in children(os.getpid())
+    assert jobs.get("flows", started.id).state == state
+
+
 def test_job_can_be_cancelled(jobs: BackfillJobs) -> None:
     started = jobs.start(QUERY, 5, 6)
     for _ in range(100):
         if jobs.get("flows", started.id).state == "running":
             break
-        import time
-
         time.sleep(0.1)
     assert jobs.get("flows", started.id).progress == 0.5
     assert jobs.cancel("flows", started.id, timeout_s=5).state == "cancelled"

@@ -20,7 +20,11 @@ from .chart import IN_CLUSTER, PRODUCTION, RELEASE, Rendered, load_values_file, 
 PRODUCT_IMAGE = re.compile(r"(^|/)streamjoin/streamjoin[:@]")
 GENERATED = f"{RELEASE}-streamjoin-kafka-sasl"
 # Production values whose only change is Kafka's security (the token comes from its Secret).
-PRODUCTION_BASE = {"production": True, "auth": {"existingSecret": "streamjoin-api-token"}}
+PRODUCTION_BASE = {
+    "production": True,
+    "auth": {"existingSecret": "streamjoin-api-token"},
+    "registryKey": {"existingSecret": "streamjoin-registry-key"},
+}
 
 
 def _product_envs(manifests: Rendered) -> dict[str, dict[str, Any]]:
@@ -43,7 +47,9 @@ def _product_envs(manifests: Rendered) -> dict[str, dict[str, Any]]:
 def _settings(env: dict[str, Any]) -> Settings:
     """Load the settings a container's environment gives (Secrets' values stood in for)."""
     values = {
-        name.removeprefix("STREAMJOIN_").lower(): "from-a-secret" if isinstance(value, dict) else value
+        name.removeprefix("STREAMJOIN_").lower(): "from-a-secret".ljust(64, "-")
+        if isinstance(value, dict)
+        else value
         for name, value in env.items()
         if name.startswith("STREAMJOIN_") and name != "STREAMJOIN_REDIS_PASSWORD"
     }

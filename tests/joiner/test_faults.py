@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -38,21 +38,11 @@ MALFORMED: list[tuple[bytes, str]] = [
 ]
 
 
-@pytest.fixture
-def crashable_redis(tmp_path: Path) -> Iterator[RestartableRedis]:
-    server = RestartableRedis(tmp_path)
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
 def test_malformed_records_and_redis_crash(
     query_setup: Callable[[int], QuerySetup],
     make_topic: Callable[..., str],
     kafka_broker: str,
-    crashable_redis: RestartableRedis,
+    restartable_redis: RestartableRedis,
     tmp_path: Path,
 ) -> None:
     s = query_setup(4)
@@ -69,7 +59,7 @@ def test_malformed_records_and_redis_crash(
         bad += 1
     half = len(items) // 2
     ready_port = free_port()
-    redis_url = crashable_redis.url
+    redis_url = restartable_redis.url
     joiner = JoinerProcess(tmp_path, kafka_broker, redis_url, group=s.group, prefix=s.prefix,
                            extra=["--ready-port", str(ready_port)])  # fmt: skip
     seen_not_ready = False
@@ -81,7 +71,7 @@ def test_malformed_records_and_redis_crash(
         await wait_running(redis_url, s.prefix, s.name, 4)
         assert readiness(ready_port) is True
         events = produce(kafka_broker, s.topics, items[:half])
-        crashable_redis.crash()
+        restartable_redis.crash()
         for _ in range(40):  # the worker notices and reports itself not ready
             await asyncio.sleep(0.1)
             if readiness(ready_port) is False:
@@ -89,7 +79,7 @@ def test_malformed_records_and_redis_crash(
                 break
         events += produce(kafka_broker, s.topics, items[half:])  # produced while Redis is down
         await asyncio.sleep(2)
-        crashable_redis.start()
+        restartable_redis.start()
         want = expected_ids(w.query, events)
         records = await consume_output(
             kafka_broker, s.output, want=sum(want.values()), timeout_s=90, quiet_s=4
@@ -122,7 +112,7 @@ def test_malformed_records_and_redis_crash(
 def test_redis_paused_mid_run(
     query_setup: Callable[[int], QuerySetup],
     kafka_broker: str,
-    crashable_redis: RestartableRedis,
+    restartable_redis: RestartableRedis,
     tmp_path: Path,
 ) -> None:
     """Redis stops answering for 10 s (longer than the 5 s command timeout): commits time out, and a
@@ -133,7 +123,7 @@ def test_redis_paused_mid_run(
                       seed=27, lateness=2)  # fmt: skip
     half = len(w.items) // 2
     ready_port = free_port()
-    redis_url = crashable_redis.url
+    redis_url = restartable_redis.url
     joiner = JoinerProcess(tmp_path, kafka_broker, redis_url, group=s.group, prefix=s.prefix,
                            extra=["--ready-port", str(ready_port)])  # fmt: skip
     seen_not_ready = False
@@ -146,7 +136,7 @@ def test_redis_paused_mid_run(
         assert readiness(ready_port) is True
         events = produce(kafka_broker, s.topics, w.items[:half])
         await consume_output(kafka_broker, s.output, want=1, timeout_s=30, quiet_s=0)
-        crashable_redis.pause()
+        restartable_redis.pause()
         try:
             events += produce(kafka_broker, s.topics, w.items[half:])  # arrives while Redis hangs
             for _ in range(50):
@@ -154,7 +144,7 @@ def test_redis_paused_mid_run(
                 if readiness(ready_port) is False:
                     seen_not_ready = True
         finally:
-            crashable_redis.resume()
+            restartable_redis.resume()
         want = expected_ids(w.query, events)
         records = await consume_output(
             kafka_broker, s.output, want=sum(want.values()), timeout_s=120, quiet_s=4

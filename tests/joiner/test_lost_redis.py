@@ -15,7 +15,7 @@ import re
 import shutil
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -42,16 +42,6 @@ pytestmark = [pytest.mark.timeout(600), pytest.mark.slow, pytest.mark.alone]
 _REBUILT = re.compile(
     r"rebuilt (\d+) entries .* in ([0-9.]+) s \((\d+) input records re-read\); (\d+) records"
 )
-
-
-@pytest.fixture
-def restartable_redis(tmp_path: Path) -> Iterator[RestartableRedis]:
-    server = RestartableRedis(tmp_path)
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 async def _register(store: RegistryStore, query_json: dict[str, Any]) -> None:

@@ -1,6 +1,8 @@
 """Start and watch back-fill jobs for the control plane (`POST/GET /v1/queries/{name}/backfills`).
 
-A job is a `streamjoin backfill` subprocess in its own process group, with a directory of its own:
+A job is a `streamjoin backfill` subprocess in its own process group, waited for by a thread of its
+own as soon as it exits (no zombie is left whether or not anyone reads its status), with a
+directory of its own:
 
     {root}/{query}/{job id}/query.json    the query definition it runs
     {root}/{query}/{job id}/status.json   written by the job (state, progress, summary, error)
@@ -29,6 +31,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -152,6 +155,9 @@ class BackfillJobs:
                 start_new_session=True,
             )
         self._processes[job_id] = process
+        # Wait for the child as soon as it exits, whoever asks about the job: a child nobody waits
+        # for stays a zombie of this process (the control plane) until its status is read.
+        threading.Thread(target=process.wait, name=f"backfill-{job_id}", daemon=True).start()
         status.update(pid=process.pid)
         return self.get(name, job_id)
 

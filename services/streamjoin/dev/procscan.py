@@ -2,7 +2,8 @@
 
 Used to prove that stopping the stack leaves nothing behind: every process of a managed group, and
 every descendant of a command run with a marker variable in its environment. Zombies are not counted:
-they hold no resources but a process-table slot, and are reaped by init.
+they hold no resources but a process-table slot, and are reaped by init. `zombie` and `children` tell
+whether a process waits for the children it started.
 
 >>> import os
 >>> os.getpid() in group_members(os.getpgid(0))
@@ -14,7 +15,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["group_members", "pid_alive", "processes_with_env"]
+__all__ = ["children", "group_members", "pid_alive", "processes_with_env", "zombie"]
 
 _PROC = Path("/proc")
 
@@ -36,6 +37,27 @@ def pid_alive(pid: int) -> bool:
     """Whether process `pid` exists and is not a zombie."""
     fields = _stat_fields(pid)
     return fields is not None and fields[0] not in ("Z", "X")
+
+
+def zombie(pid: int) -> bool:
+    """Whether process `pid` exited and its parent has not waited for it yet (state `Z`).
+
+    >>> zombie(os.getpid())
+    False
+    """
+    fields = _stat_fields(pid)
+    return fields is not None and fields[0] == "Z"
+
+
+def children(pid: int) -> list[int]:
+    """Return the children of process `pid`, zombies included (every thread's `task/*/children`)."""
+    found: set[int] = set()
+    for listing in (_PROC / str(pid) / "task").glob("*/children"):
+        try:
+            found.update(int(child) for child in listing.read_text().split())
+        except OSError:  # the thread ended meanwhile
+            continue
+    return sorted(found)
 
 
 def group_members(pgid: int) -> list[int]:
