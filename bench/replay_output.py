@@ -40,7 +40,7 @@ from golab_workload import TABLE5, generate
 _ENGINE = """
 import json, sys, time
 from streamjoin.operator import OperatorFactory
-from streamjoin.replay import load_query
+from streamjoin.query_file import load_query
 from pathlib import Path
 query = load_query(Path(sys.argv[1]))
 events = [json.loads(line) for line in open(sys.argv[2], encoding="utf-8")]

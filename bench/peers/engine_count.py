@@ -13,7 +13,8 @@ import json
 from pathlib import Path
 
 from streamjoin.operator import OperatorFactory
-from streamjoin.replay import load_query, read_events
+from streamjoin.query_file import load_query
+from streamjoin.replay import read_events
 
 __all__ = ["count", "main"]
 
