@@ -93,8 +93,9 @@ def read_query(path: Path) -> dict[str, Any]:
     return raw
 
 
-def load_query(path: Path, source: StreamSource) -> QueryDef:
-    """Read a query file and validate it, its streams resolved as REST resolves them.
+def load_query(path: Path, source: StreamSource = StreamSource()) -> QueryDef:
+    """Read a query file and validate it, its streams resolved as REST resolves them (by default
+    from no declaration: a query whose inputs all give their `timestamp`).
 
     Raises:
         QueryFileError: unreadable, undeclared streams, or a bad query (the message names the field).

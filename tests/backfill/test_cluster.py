@@ -24,8 +24,8 @@ import pytest
 import streamjoin
 from streamjoin.backfill.job import BackfillJob
 from streamjoin.backfill.sink import SinkSpec
-from streamjoin.cli.backfill import load_query_file
 from streamjoin.query.dump import dump_query
+from streamjoin.query_file import load_query
 
 from .cluster import SparkStandalone
 from .test_spark import read_ids
@@ -100,7 +100,7 @@ def test_spark_submit_equals_local_mode_and_oracle(
     got_cluster, _ = read_ids(tmp_path / "cluster")
     assert summary["results"] == sum(want.values()) and summary["duplicates"] == 0
 
-    job = BackfillJob(spark, load_query_file(query_file), START, END, url)  # 4 tasks: another split
+    job = BackfillJob(spark, load_query(query_file), START, END, url)  # 4 tasks: another split
     job.write(SinkSpec("parquet", str(tmp_path / "local")))
     got_local, _ = read_ids(tmp_path / "local")
 
