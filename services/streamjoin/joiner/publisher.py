@@ -67,8 +67,13 @@ class Publisher:
         client_id: str = "streamjoin-joiner",
         queue_messages: int = _QUEUE_MESSAGES,
         message_timeout_ms: int | None = None,
+        max_batch_bytes: int = 1 << 20,
     ) -> None:
         """Create the producer and start its poll thread.
+
+        `max_batch_bytes`: the largest record batch it sends. Apache Kafka checks a topic's
+        `max.message.bytes` against a whole batch, not a record, so the worker passes its
+        `max_record_bytes` (which must be below every output topic's `max.message.bytes`).
 
         `message_timeout_ms`: how long a record may wait to be delivered before it fails (None:
         librdkafka's 300 s); below the session timeout, records queued by a worker that froze long
@@ -85,7 +90,7 @@ class Publisher:
             "client.id": client_id,
             **GAPLESS_CONFIG,  # no publish written after a failed one (`producer_gaps`)
             "linger.ms": linger_ms,
-            "batch.size": 1 << 20,
+            "batch.size": max_batch_bytes,
             "queue.buffering.max.messages": queue_messages,
             # the message count is the limit: `produce_batch` checks it before queueing
             "queue.buffering.max.kbytes": _QUEUE_KBYTES,

@@ -98,8 +98,9 @@ class JoinerWorker:
         if self.config.ready_port is not None:
             server = await serve_readiness(self.health, self.config.ready_host, self.config.ready_port)
         self._publisher = Publisher(  # records older than a session timeout expire: zombie fencing
-            self._kafka, client_id=self.config.worker_id, message_timeout_ms=self.config.session_timeout_ms
-        )
+            self._kafka, client_id=self.config.worker_id, message_timeout_ms=self.config.session_timeout_ms,
+            max_batch_bytes=self.config.operator.max_record_bytes,
+        )  # fmt: skip
         self._meta = new_consumer(self._kafka, client_id=f"{self.config.worker_id}-meta")
         tasks: list[asyncio.Task[None]] = []
         try:
