@@ -3,7 +3,9 @@
 `python -m bench.soak --help` runs the long one; `tests/faults/` runs short ones in CI. The pieces:
 `workload.py` (the records and the poison), `faults.py` (what can go wrong, and the issue's
 schedule), `cluster.py` (broker, Redis, workers), `producer.py` (the paced producer), `scenario.py` (the
-runner), `oracle.py` (the comparison) and `lag.py` (whether the lag stayed flat). `group_stall.py`
+runner), `oracle.py` (the comparison), `lag.py` (whether the lag stayed flat) and `pauses.py` (how
+long results paused around a fault). `python -m bench.soak.broker_crash` crashes Apache Kafka
+brokers (`broker_crash.py`). `group_stall.py`
 and `leader_leaves.py` reproduce the embedded broker's group stalls with aiokafka alone.
 """
 

@@ -24,7 +24,7 @@ from typing import Literal
 
 import redis
 from bench.soak.drain import InputPositions
-from confluent_kafka import Consumer
+from confluent_kafka import Consumer, KafkaException
 from confluent_kafka import TopicPartition as KafkaPartition
 from tests.joiner.harness import JoinerProcess
 from tests.registry.redis_process import RestartableRedis
@@ -97,9 +97,7 @@ class Cluster:
         self.broker.start(self.workdir)
         self.redis.start()
         create_topics(self.bootstrap, load_catalog())
-        self._watermarks = Consumer(
-            {"bootstrap.servers": self.bootstrap, "group.id": "soak-watermarks", "log_level": 3}
-        )
+        self._watermarks = self._new_watermarks()
 
     def create_topics(self, names: Sequence[str], partitions: int, config: Mapping[str, str]) -> None:
         """Create `names` with `partitions` partitions each."""
@@ -245,11 +243,23 @@ class Cluster:
                     rekeyed[streams[stream], p] = int(position)
         return InputPositions(operators, rekeyed)
 
+    def _new_watermarks(self) -> Consumer:
+        return Consumer({"bootstrap.servers": self.bootstrap, "group.id": "soak-watermarks", "log_level": 3})
+
     def end_offsets(self, tps: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
-        """Return the end offset of each of `tps` (broker errors propagate)."""
+        """Return the end offset of each of `tps` (broker errors propagate).
+
+        A failure replaces the consumer asking: librdkafka's consumer without an assignment never
+        refreshes a partition's leader, so after a leader's crash it kept asking the dead node
+        (timing out) until that node came back."""
         assert self._watermarks is not None, "the cluster is not started"
         get = self._watermarks.get_watermark_offsets
-        return {(t, p): int(get(KafkaPartition(t, p), timeout=2.0, cached=False)[1]) for t, p in tps}
+        try:
+            return {(t, p): int(get(KafkaPartition(t, p), timeout=2.0, cached=False)[1]) for t, p in tps}
+        except KafkaException:
+            self._watermarks.close()
+            self._watermarks = self._new_watermarks()
+            raise
 
     def stop(self) -> None:
         """Stop everything (resuming what a fault left paused first); safe to call twice."""

@@ -12,7 +12,8 @@ clock. For a fault lasting from `at_s` to `ended_s` (seconds since production st
   may go on serving the other partitions);
 - `before_s`: the longest gap in the 10 s before the fault, the ordinary rhythm of results;
 - `recovered_s`: from `at_s` until the lag (records produced and not yet processed) first fell back
-  to its level before the fault (the largest sample of the 10 s before it), after the pause.
+  to its level before the fault (the largest sample of the 10 s before it; 0 without one), after
+  the pause; a drained run's last sample is 0.
 
 >>> arrivals = [(t / 10, 0) for t in range(50)] + [(t / 10, 0) for t in range(120, 200)]
 >>> lag = [(float(t), 100 if t < 5 or t > 15 else 5_000) for t in range(20)]
@@ -91,11 +92,9 @@ def result_pauses(
         per_partition = [(_longest_gap(times, at, ended)[0], p) for p, times in by_partition.items()]
         partition_gap, partition = max(per_partition, default=(0.0, -1))
         before = _longest_gap(every[: bisect.bisect_left(every, at)], at - BEFORE_S, at)[0]
-        level = max((n for t, n in lag if at - BEFORE_S <= t < at and n is not None), default=None)
-        recovered = None
-        if level is not None:
-            back = (t for t, n in lag if t >= max(resumed, at) and n is not None and n <= level)
-            recovered = next((t - at for t in back), None)
+        level = max((n for t, n in lag if at - BEFORE_S <= t < at and n is not None), default=0)
+        back = (t for t, n in lag if t >= max(resumed, at) and n is not None and n <= level)
+        recovered = next((t - at for t in back), None)
         out.append(Pause(str(fault["fault"]), at, ended, longest, began, resumed, partition_gap, partition,
                          before, recovered))  # fmt: skip
     return out
