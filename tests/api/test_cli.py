@@ -85,7 +85,11 @@ def test_production_without_a_token_or_a_registry_key_refuses_to_start() -> None
     assert "STREAMJOIN_API_TOKEN" in done.stderr
     done = subprocess.run(
         [*STREAMJOIN, "api"],
-        env=_env(STREAMJOIN_PRODUCTION="true", STREAMJOIN_API_TOKEN="t" * 32),
+        env=_env(
+            STREAMJOIN_PRODUCTION="true",
+            STREAMJOIN_API_TOKEN="t" * 32,
+            STREAMJOIN_KAFKA_ALLOW_PLAINTEXT="true",
+        ),
         capture_output=True,
         text=True,
         timeout=60,
