@@ -25,8 +25,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
+from bench.soak.cluster import BrokerKind
 from bench.soak.cpu import CpuSampler, cores_by_minute
 from bench.soak.faults import standard_schedule
 from bench.soak.lag import lag_trend
@@ -51,6 +52,8 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--broker-freeze-s", type=float, default=30.0)
     parser.add_argument("--no-redis-restart", action="store_true")
     parser.add_argument("--redis-empty", action="store_true", help="also restart Redis empty (last fault)")
+    parser.add_argument("--broker", choices=get_args(BrokerKind), default="kafka",
+                        help="Apache Kafka (one node, or 3 with RF 3), or the embedded Tansu")  # fmt: skip
     parser.add_argument("--seed", type=int, default=3)
     parser.add_argument("--out", type=Path, default=None, help="default bench/results/soak-<date>.json")
     parser.add_argument("--keep", type=Path, default=None, help="keep the logs in this directory")
@@ -72,8 +75,13 @@ def main(argv: list[str] | None = None) -> int:
         freeze_s=args.freeze_s, redis_restart=not args.no_redis_restart, redis_empty=args.redis_empty,
         broker_freeze_s=args.broker_freeze_s, seed=args.seed,
     )  # fmt: skip
-    scenario = Scenario("soak", rate=rate, duration_s=duration, schedule=schedule, workers=args.workers)
-    console.print(f"soak: {args.workers} workers, {rate:,.0f} records/s for {args.minutes:g} min; faults:")
+    scenario = Scenario(
+        "soak", rate=rate, duration_s=duration, schedule=schedule, workers=args.workers, broker=args.broker
+    )
+    console.print(
+        f"soak on {args.broker}: {args.workers} workers, {rate:,.0f} records/s for {args.minutes:g} min;"
+        " faults:"
+    )
     for fault in schedule:
         console.print(f"  {fault.at_s:6.1f} s  {fault.describe()}")
     loads: list[tuple[float, tuple[float, float, float]]] = [(0.0, os.getloadavg())]

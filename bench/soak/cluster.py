@@ -50,7 +50,7 @@ class Cluster:
     """A broker, a restartable Redis (`appendfsync always`) and `workers` joiner processes."""
 
     def __init__(
-        self, workdir: Path, *, workers: int, session_timeout_ms: int, broker: BrokerKind = "tansu"
+        self, workdir: Path, *, workers: int, session_timeout_ms: int, broker: BrokerKind = "kafka"
     ) -> None:
         self.workdir = workdir
         self.broker_kind = broker

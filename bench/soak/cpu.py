@@ -1,10 +1,10 @@
 """Where the soak's CPU goes: the broker's, Redis's and each worker's cores, minute by minute.
 
 A thread reads `/proc` every `interval_s`: each process of the cluster by its command line (the
-embedded broker `tansu`, `redis-server`, and `streamjoin joiner --worker-id wN-...`) and its user +
-system CPU seconds. A process started again (a killed worker) is a new pid; only the seconds of
-one pid count between two samples. The soak runs alone on its machine, so no other such process
-is there to be mistaken for one of the cluster's.
+broker: Apache Kafka's JVM, main class `kafka.Kafka`, or the embedded `tansu`; `redis-server`; and
+`streamjoin joiner --worker-id wN-...`) and its user + system CPU seconds. A process started again
+(a killed worker) is a new pid; only the seconds of one pid count between two samples. The soak runs
+alone on its machine, so no other such process is there to be mistaken for one of the cluster's.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def _name(cmdline: list[str]) -> str | None:
     """Return the cluster's name for a process with this command line, or None if not one of it."""
     if not cmdline:
         return None
-    if "tansu" in Path(cmdline[0]).name:
+    if "tansu" in Path(cmdline[0]).name or (Path(cmdline[0]).name == "java" and "kafka.Kafka" in cmdline):
         return "broker"
     if "redis-server" in Path(cmdline[0]).name:
         return "redis"

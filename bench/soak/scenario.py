@@ -69,7 +69,7 @@ class Scenario:
     fail_undrained: bool = False
     """Raise `NotDrainedError` (with the partitions behind and the workers' logs) instead of
     comparing when the drain did not complete."""
-    broker: BrokerKind = "tansu"
+    broker: BrokerKind = "kafka"
     """The embedded Tansu, one Apache Kafka node or a 3-node Kafka cluster (`BrokerCrash` needs Kafka)."""
     idle_timeout_ms: int | None = None
     """The workers' `--idle-timeout-ms` (None: the harness's 60 s). An input partition silent for

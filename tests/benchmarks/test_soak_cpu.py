@@ -7,6 +7,9 @@ from bench.soak.cpu import _name, cores_by_minute
 
 def test_processes_are_named_by_their_command_line() -> None:
     assert _name(["/root/.calfkit/bin/tansu-v0.6.0", "broker"]) == "broker"
+    kafka = ["/usr/lib/jvm/java-17/bin/java", "-Xmx1g", "-cp", "x.jar", "kafka.Kafka", "s.properties"]
+    assert _name(kafka) == "broker"
+    assert _name(["/usr/lib/jvm/java-17/bin/java", "-jar", "apicurio.jar"]) is None
     assert _name(["/usr/bin/redis-server", "*:0"]) == "redis"
     assert _name(["python", "-c", "...", "joiner", "--bootstrap", "b", "--worker-id", "w2-3-ab12cd"]) == "w2"
     assert _name(["python", "-m", "pytest"]) is None

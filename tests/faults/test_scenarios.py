@@ -1,15 +1,15 @@
 """Short fault scenarios (issue 17's proof, the CI-sized part): 3 workers under load with 1% poison
 records of every kind, faults on a schedule, and every run's output compared with the oracle.
 
-Each scenario runs its own broker, Redis (`appendfsync always`) and workers through
+Each scenario runs its own Apache Kafka, Redis (`appendfsync always`) and workers through
 `bench.soak.run_scenario` (the runner the soak, `python -m bench.soak`, uses for 10 minutes); each
 ends with 0 lost, 0 duplicated, 0 extra results, and the dead-letter topic equal to the injected bad
 records plus one reference per result too large for the output.
 
-Two scenarios run on Apache Kafka instead of the embedded Tansu (which is memory-only): its only
-node SIGKILLed and started again on its data, and the leading node of a 3-node cluster (replication
-factor 3, min.insync.replicas 2 on every topic) SIGKILLed and restarted later; each also says how
-long results paused (docs/reliability.md, "Broker crashes").
+Two of them crash the broker: its only node SIGKILLed and started again on its data, and the
+leading node of a 3-node cluster (replication factor 3, min.insync.replicas 2 on every topic)
+SIGKILLed and restarted later; each also says how long results paused (docs/reliability.md,
+"Broker crashes").
 
 `test_redis_restarted_empty` runs only with `STREAMJOIN_FAULTS_REDIS_EMPTY=1` (about a minute: kept
 out of the default run, which is near CI's 30 minutes): the workers' rebuild of lost state from the
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +34,6 @@ from bench.soak import (
     Report,
     Restart,
     Scenario,
-    ScenarioError,
     run_scenario,
 )
 from bench.soak.cluster import BrokerKind
@@ -44,11 +42,13 @@ from bench.soak.workload import POISON_KINDS
 from streamjoin.dev.kafka_broker import kafka_available
 
 TIMEOUT_S = 300
+_WHY_NO_KAFKA = kafka_available()
+_needs_kafka = pytest.mark.skipif(_WHY_NO_KAFKA is not None, reason=f"no Apache Kafka: {_WHY_NO_KAFKA}")
 pytestmark = [pytest.mark.timeout(TIMEOUT_S), pytest.mark.slow, pytest.mark.integration, pytest.mark.alone]
 
 
 def _scenario(
-    name: str, duration_s: float, schedule: tuple[Fault, ...], broker: BrokerKind = "tansu"
+    name: str, duration_s: float, schedule: tuple[Fault, ...], broker: BrokerKind = "kafka"
 ) -> Scenario:
     """A CI scenario: it stops waiting in time to fail with the partitions behind and the workers'
     logs, rather than being killed by the timeout (30 s are left for stopping the processes)."""
@@ -74,26 +74,13 @@ def _check(report: Report) -> None:
     assert v.dead.references_expected > 0, "no result was too large for the output: the test proves less"
 
 
-@pytest.mark.timeout(2 * TIMEOUT_S)
+@_needs_kafka
 def test_sigkills_and_clean_restarts(tmp_path: Path) -> None:
     """3 SIGKILLs (two waiting for a batch in flight) and a clean restart, 10 s apart (the soak has
-    6 and 2, about 22 s apart; 4 s apart also passes now, docs/reliability.md, "Proof"). A worker
-    the group leaves unassigned for 18 s exits (75) and the runner starts it again (`restarts`).
-
-    Run again once, and only, when it failed with the embedded broker's group wedged (a worker
-    exited 75, `ScenarioError.group_stalled`): in some runs (3 of about 20 runs since 2026-11-26)
-    its coordinator never assigns anything again after a restart, even to members that joined anew
-    (docs/reliability.md, "Remedied: a group that leaves every member unassigned"); the second run
-    must pass every check."""
+    6 and 2, about 22 s apart). A worker the group leaves unassigned for 18 s exits (75) and the
+    runner starts it again (`restarts`), as a supervisor would."""
     schedule = (Kill(4, 0, in_flight=True), Kill(14, 1), Kill(24, 2, in_flight=True), Restart(34, 0))
-    try:
-        report = run_scenario(_scenario("kills", 45, schedule), tmp_path / "first")
-    except ScenarioError as exc:
-        if not exc.group_stalled:
-            raise
-        warnings.warn(f"the embedded broker's group wedged; running the scenario again: {exc}"[:2000],
-                      stacklevel=1)  # fmt: skip
-        report = run_scenario(_scenario("kills", 45, schedule), tmp_path / "again")
+    report = run_scenario(_scenario("kills", 45, schedule), tmp_path)
     _check(report)
     kills = [f for f in report.faults if f["fault"].startswith("SIGKILL")]
     assert len(kills) == 3 and len(report.faults) == 4, report.faults
@@ -101,6 +88,7 @@ def test_sigkills_and_clean_restarts(tmp_path: Path) -> None:
     assert caught, f"no kill caught a batch in flight: {kills}"
 
 
+@_needs_kafka
 def test_frozen_worker_redis_crash_and_frozen_broker(tmp_path: Path) -> None:
     """A worker frozen past its session timeout (6 s) for 14 s, Redis SIGKILLed and restarted with its
     data, the broker frozen for 10 s (the soak freezes it for 30 s)."""
@@ -110,6 +98,7 @@ def test_frozen_worker_redis_crash_and_frozen_broker(tmp_path: Path) -> None:
     assert [f["fault"] for f in report.faults] == [f.describe() for f in schedule]
 
 
+@_needs_kafka
 @pytest.mark.skipif(
     os.environ.get("STREAMJOIN_FAULTS_REDIS_EMPTY") != "1",
     reason="set STREAMJOIN_FAULTS_REDIS_EMPTY=1 (about a minute, kept out of the default run for CI's time)",
@@ -122,9 +111,6 @@ def test_redis_restarted_empty(tmp_path: Path) -> None:
     _check(report)
 
 
-_WHY_NO_KAFKA = kafka_available()
-
-
 def _on_kafka(scenario: Scenario) -> Scenario:
     """A broker-crash scenario: the workers' session timeout is the product's default (10 s: their
     records wait that long for a partition's new leader, which Kafka elects 9 s or more after a
@@ -132,9 +118,6 @@ def _on_kafka(scenario: Scenario) -> Scenario:
     cannot read while the broker is down (or restarting, 10-80 s here) is not taken for an idle one
     whose later records are late (docs/reliability.md, "Broker crashes")."""
     return dataclasses.replace(scenario, session_timeout_ms=10_000, idle_timeout_ms=600_000)
-
-
-_needs_kafka = pytest.mark.skipif(_WHY_NO_KAFKA is not None, reason=f"no Apache Kafka: {_WHY_NO_KAFKA}")
 
 
 def _check_broker_crash(report: Report) -> dict[str, Any]:

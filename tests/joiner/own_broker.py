@@ -8,7 +8,7 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-from streamjoin.dev.broker import EmbeddedBroker
+from streamjoin.dev.kafka_broker import KafkaBroker
 from streamjoin.topics import TopicSpec, create_topics
 
 
@@ -16,7 +16,7 @@ from streamjoin.topics import TopicSpec, create_topics
 def own_broker(workdir: Path, topic_prefix: str) -> Iterator[tuple[int, str, str]]:
     """Run a broker with its files under `workdir` and a fresh topic of one partition; yield (the
     broker's pid, its bootstrap, the topic); stop the broker after."""
-    broker = EmbeddedBroker()
+    broker = KafkaBroker()
     broker.start(workdir)
     try:
         assert broker.bootstrap is not None and broker.process is not None

@@ -30,7 +30,7 @@ from tests.joiner.harness import (
     wait_running,
 )
 
-from streamjoin.dev.broker import EmbeddedBroker
+from streamjoin.dev.kafka_broker import KafkaBroker
 from streamjoin.dev.ports import free_port
 from streamjoin.topics import TopicSpec, create_topics, load_catalog
 
@@ -42,7 +42,7 @@ PAUSE_S = 8.0
 
 
 def test_broker_paused_mid_run(redis_server: str, tmp_path: Path) -> None:
-    broker = EmbeddedBroker()
+    broker = KafkaBroker()
     broker.start(tmp_path)
     assert broker.bootstrap is not None and broker.process is not None and broker.process.pid is not None
     pid, bootstrap = broker.process.pid, broker.bootstrap
