@@ -5,7 +5,7 @@ things for the compiler: which attributes each window indexes, and which equalit
 probes in an index instead of checking it in the loop. The loops in `execute.py` run any program.
 
 A new algorithm is a class with these two methods plus one line in `ALGORITHMS` (and its name in
-the query model's `Algorithm` literal).
+`streamjoin.query.grammar.Algorithm`, which the parser, the API schema and the docs read).
 """
 
 from __future__ import annotations

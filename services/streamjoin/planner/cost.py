@@ -30,7 +30,8 @@ from typing import NamedTuple
 from streamjoin.engine.plan import JoinPlan
 from streamjoin.planner.graph import JoinGraph
 from streamjoin.planner.stats import StreamStats
-from streamjoin.query.model import Algorithm, FieldRef, Predicate
+from streamjoin.query.grammar import Algorithm
+from streamjoin.query.model import FieldRef, Predicate
 
 __all__ = ["CostModel", "LoopState"]
 
