@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
-from streamjoin.engine.program import JoinEdge, index_fields
+from streamjoin.engine.edges import JoinEdge, index_fields
 from streamjoin.query.model import QueryDef
 
 __all__ = ["ALGORITHMS", "HashJoin", "JoinAlgorithm", "NestedLoops", "algorithm_for"]

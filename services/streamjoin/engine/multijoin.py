@@ -31,11 +31,12 @@ from streamjoin.engine.admission import Holding, WindowRuntime, admission_for
 from streamjoin.engine.algorithm import algorithm_for
 from streamjoin.engine.checkpoint import EngineDelta, Journal
 from streamjoin.engine.clock import Clock, InputSlot
+from streamjoin.engine.edges import closed_edges
 from streamjoin.engine.entry import Entry
 from streamjoin.engine.eviction import eviction_hooks
 from streamjoin.engine.join import JoinRunner, Result
 from streamjoin.engine.plan import JoinPlan
-from streamjoin.engine.program import closed_edges, compile_filters
+from streamjoin.engine.program import compile_filters
 from streamjoin.engine.schedule import EXPIRATIONS, SCHEDULES, Progress, Schedule, epoch
 from streamjoin.engine.shedding import ShedSchedule
 from streamjoin.engine.stats import WindowStats
