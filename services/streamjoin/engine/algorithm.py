@@ -20,9 +20,12 @@ __all__ = ["ALGORITHMS", "HashJoin", "JoinAlgorithm", "NestedLoops", "algorithm_
 
 
 class JoinAlgorithm(Protocol):
-    """What the compiler asks of a join algorithm."""
+    """What the compiler and the planner's cost model ask of a join algorithm."""
 
     name: str
+    probes_index: bool
+    """Whether a step may probe a hash index: the cost model then counts a probe's candidates per
+    bucket (one bucket per distinct key), else the whole window."""
 
     def index_fields(self, query: QueryDef) -> dict[str, list[str]]:
         """Return, per input, the attributes its window keeps a hash index on."""
@@ -41,6 +44,7 @@ class HashJoin:
     """The multi-way hash join: probe one bucket per window where an equality to a bound record exists."""
 
     name = "hash"
+    probes_index = True
 
     def index_fields(self, query: QueryDef) -> dict[str, list[str]]:
         """Index every equi-join attribute of every input."""
@@ -55,6 +59,7 @@ class NestedLoops:
     """Nested loops: scan every window, check every predicate in the loop."""
 
     name = "nlj"
+    probes_index = False
 
     def index_fields(self, query: QueryDef) -> dict[str, list[str]]:
         """Index nothing."""
