@@ -60,3 +60,19 @@ def test_openapi_enum_is_the_declared_set(
 
 def test_window_spec_has_a_field_per_window_kind(schemas: dict[str, Any]) -> None:
     assert set(grammar.WINDOW_KINDS) <= set(schemas["WindowSpec"]["properties"])
+
+
+@pytest.mark.parametrize(
+    ("schema", "fields", "api_only"),
+    [
+        ("QueryCreate", grammar.QUERY_FIELDS, {"cql", "sql", "paused"}),
+        ("InputSpec", grammar.INPUT_FIELDS, set()),
+        ("WindowSpec", grammar.WINDOW_FIELDS, set()),
+        ("ResultsSpec", grammar.OUTPUT_FIELDS, set()),
+        ("SheddingSpec", grammar.SHEDDING_FIELDS, set()),
+    ],
+)
+def test_a_body_has_the_fields_the_parser_takes(
+    schemas: dict[str, Any], schema: str, fields: frozenset[str], api_only: set[str]
+) -> None:
+    assert set(schemas[schema]["properties"]) == fields | api_only

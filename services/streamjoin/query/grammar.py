@@ -1,5 +1,7 @@
 """Every closed set of names a query may write, each declared once (docs/queries.md).
 
+The names of values (algorithms, modes, formats, policies, ...) and the fields of each JSON object.
+
 Each concept is a `Literal` type and the tuple of its names, derived from it with `typing.get_args`.
 Everything else reads them: the query model types its fields by the `Literal`s, the JSON parser and
 the CQL/SQL parsers check against the tuples and list them in their errors ("must be one of ..."), the
@@ -29,10 +31,15 @@ __all__ = [
     "EVALUATION_MODES",
     "EXPIRATION_MODES",
     "EXPIRATION_SCOPES",
+    "INPUT_FIELDS",
     "INPUT_FORMATS",
+    "OUTPUT_FIELDS",
     "OUTPUT_FORMATS",
     "POLICY_NAMES",
+    "QUERY_FIELDS",
+    "SHEDDING_FIELDS",
     "START_NAMES",
+    "WINDOW_FIELDS",
     "WINDOW_KINDS",
     "Algorithm",
     "AutoOrder",
@@ -96,6 +103,33 @@ POLICY_NAMES: tuple[PolicyName, ...] = get_args(PolicyName)
 CombineName: TypeAlias = Literal["min", "max", "sum", "product", "avg"]
 """How a result's importance combines its members' (`shedding.combine`)."""
 COMBINE_NAMES: tuple[CombineName, ...] = get_args(CombineName)
+
+# The fields of each JSON object of a query: any other is an error. The API's schemas have the same
+# properties (`tests/api/test_grammar_schema.py`).
+QUERY_FIELDS: frozenset[str] = frozenset(
+    {
+        "name",
+        "inputs",
+        "where",
+        "output",
+        "evaluation",
+        "expiration",
+        "algorithm",
+        "order",
+        "lateness",
+        "select",
+        "start",
+        "dead_letter",
+        "within",
+        "shedding",
+        "filter",
+        "columns",
+    }
+)
+INPUT_FIELDS: frozenset[str] = frozenset({"stream", "topic", "timestamp", "window", "key", "format"})
+WINDOW_FIELDS: frozenset[str] = frozenset({*WINDOW_KINDS, "partition_by", "strict"})
+OUTPUT_FIELDS: frozenset[str] = frozenset({"topic", "format", "schema"})
+SHEDDING_FIELDS: frozenset[str] = frozenset({"memory", "policy", "importance", "combine", "seed"})
 
 
 def one_of(names: Sequence[str], *others: str) -> str:

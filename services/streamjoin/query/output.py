@@ -7,12 +7,17 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from streamjoin.query.errors import QueryError
-from streamjoin.query.grammar import INPUT_FORMATS, OUTPUT_FORMATS, InputFormat, OutputFormat, one_of
+from streamjoin.query.grammar import (
+    INPUT_FORMATS,
+    OUTPUT_FIELDS,
+    OUTPUT_FORMATS,
+    InputFormat,
+    OutputFormat,
+    one_of,
+)
 from streamjoin.query.model import QueryDef
 
 __all__ = ["dump_output", "parse_input_format", "parse_output_format"]
-
-_OUTPUT_FIELDS = frozenset({"topic", "format", "schema"})
 
 
 def parse_input_format(spec: Mapping[str, Any], where: str) -> InputFormat:
@@ -37,7 +42,7 @@ def parse_output_format(output: Mapping[str, Any]) -> tuple[OutputFormat, str | 
         QueryError: an unknown field or format, a schema without `avro`, or `avro` without a record
             schema (the control plane derives one from the inputs' schemas when none is given).
     """
-    unknown = set(output) - _OUTPUT_FIELDS
+    unknown = set(output) - OUTPUT_FIELDS
     if unknown:
         raise QueryError("output", f"unknown field(s) {sorted(unknown)}")
     fmt = output.get("format", "envelope")

@@ -23,7 +23,10 @@ from streamjoin.query.grammar import (
     EVALUATION_MODES,
     EXPIRATION_MODES,
     EXPIRATION_SCOPES,
+    INPUT_FIELDS,
+    QUERY_FIELDS,
     START_NAMES,
+    WINDOW_FIELDS,
     WINDOW_KINDS,
     Algorithm,
     AutoOrder,
@@ -61,28 +64,6 @@ __all__ = [
     "validate_join_graph",
 ]
 
-_WINDOW_FIELDS: frozenset[str] = frozenset({*WINDOW_KINDS, "partition_by", "strict"})
-_TOP_LEVEL: frozenset[str] = frozenset(
-    {
-        "name",
-        "inputs",
-        "where",
-        "output",
-        "evaluation",
-        "expiration",
-        "algorithm",
-        "order",
-        "lateness",
-        "select",
-        "start",
-        "dead_letter",
-        "within",
-        "shedding",
-        "filter",
-        "columns",
-    }
-)
-
 
 MAX_SPAN = 10**15
 """The largest window range, `every` and `lateness` accepted (in the query's unit: 31,000 years of ms).
@@ -116,7 +97,7 @@ def _mapping(value: object, where: str) -> Mapping[str, Any]:
 
 def _window(raw: object, where: str) -> WindowDef:
     spec = _mapping(raw, where)
-    unknown = set(spec) - _WINDOW_FIELDS
+    unknown = set(spec) - WINDOW_FIELDS
     if unknown:
         raise QueryError(where, f"unknown window field(s) {sorted(unknown)}")
     if sum(kind in spec for kind in WINDOW_KINDS) != 1:
@@ -150,7 +131,7 @@ def _inputs(raw: object) -> tuple[InputDef, ...]:
     for i, item in enumerate(raw):
         where = f"inputs[{i}]"
         spec = _mapping(item, where)
-        unknown = set(spec) - {"stream", "topic", "timestamp", "window", "key", "format"}
+        unknown = set(spec) - INPUT_FIELDS
         if unknown:
             raise QueryError(where, f"unknown field(s) {sorted(unknown)}")
         stream = _name(spec.get("stream"), f"{where}.stream")
@@ -330,7 +311,7 @@ def parse_query(raw: object) -> QueryDef:
 def parse_definition(raw: object) -> QueryDef:
     """Validate the query JSON (already decoded) and return its `QueryDef`, whatever engine runs it."""
     spec = _mapping(raw, "query")
-    unknown = set(spec) - _TOP_LEVEL
+    unknown = set(spec) - QUERY_FIELDS
     if unknown:
         raise QueryError("query", f"unknown field(s) {sorted(unknown)}")
     name = _name(spec.get("name"), "name")

@@ -35,12 +35,17 @@ from dataclasses import dataclass
 from typing import Any, TypeGuard, cast
 
 from streamjoin.query.errors import QueryError
-from streamjoin.query.grammar import COMBINE_NAMES, POLICY_NAMES, CombineName, PolicyName, one_of
+from streamjoin.query.grammar import (
+    COMBINE_NAMES,
+    POLICY_NAMES,
+    SHEDDING_FIELDS,
+    CombineName,
+    PolicyName,
+    one_of,
+)
 from streamjoin.query.names import parse_field
 
 __all__ = ["SheddingDef", "dump_shedding", "parse_shedding"]
-
-_FIELDS = frozenset({"memory", "policy", "importance", "combine", "seed"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,9 +79,9 @@ def parse_shedding(raw: object, *, inputs: int, where: str = "shedding") -> Shed
     if not isinstance(raw, Mapping):
         raise QueryError(where, "must be a JSON object")
     spec = cast(Mapping[str, Any], raw)
-    unknown = set(spec) - _FIELDS
+    unknown = set(spec) - SHEDDING_FIELDS
     if unknown:
-        raise QueryError(where, f"unknown field(s) {sorted(unknown)}; allowed: {sorted(_FIELDS)}")
+        raise QueryError(where, f"unknown field(s) {sorted(unknown)}; allowed: {sorted(SHEDDING_FIELDS)}")
     memory = spec.get("memory")
     if not _integer(memory) or memory < inputs:
         raise QueryError(f"{where}.memory", f"must be an integer >= {inputs} (one record per window)")
