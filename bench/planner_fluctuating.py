@@ -37,7 +37,7 @@ from streamjoin.engine import JoinPlan, MultiJoin, tune_gc
 from streamjoin.planner import CostModel, Planner, Replanner, StreamStats
 from streamjoin.planner.collector import StatsCollector
 from streamjoin.query import QueryDef
-from streamjoin.query.model import Algorithm
+from streamjoin.query.grammar import Algorithm
 
 __all__ = ["BEFORE", "FAST", "Run", "arrivals", "main", "run"]
 

@@ -30,7 +30,7 @@ from typing import Any
 from streamjoin.engine import MultiJoin
 from streamjoin.engine.output import ResultFormatter
 from streamjoin.query import QueryDef, parse_query
-from streamjoin.query.shedding import POLICY_NAMES
+from streamjoin.query.grammar import POLICY_NAMES
 from streamjoin.shedding import build_instance, optimum, simulate
 
 __all__ = ["Row", "main", "run_policy", "workload"]

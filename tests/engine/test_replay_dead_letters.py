@@ -19,7 +19,7 @@ from typing import Any
 
 from hypothesis import given
 
-from streamjoin.engine.program import index_fields
+from streamjoin.engine.edges import index_fields
 from streamjoin.testing import Event, expected_results
 
 from .profiles import engine_settings

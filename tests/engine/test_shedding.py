@@ -22,7 +22,7 @@ from tests.shedding.windows import most_held, windows
 from streamjoin.engine import MultiJoin
 from streamjoin.engine.output import ResultFormatter
 from streamjoin.query import QueryDef, parse_query
-from streamjoin.query.shedding import COMBINE_NAMES, POLICY_NAMES
+from streamjoin.query.grammar import COMBINE_NAMES, POLICY_NAMES
 from streamjoin.shedding import build_instance, make_policy, simulate
 from streamjoin.testing import ResultKey, expected_results, replay_events, result_key
 

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from streamjoin.engine import Entry, MultiJoin
 from streamjoin.query import QueryDef
-from streamjoin.query.shedding import POLICY_NAMES
+from streamjoin.query.grammar import POLICY_NAMES
 from streamjoin.testing import ResultKey, expected_results, replay_events, result_key
 
 from .test_shedding import Case, cases, query_of

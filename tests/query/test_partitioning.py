@@ -18,7 +18,6 @@ from aiokafka.partitioner import murmur2 as aiokafka_murmur2
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streamjoin.engine.output import json_key
 from streamjoin.query import QueryError, parse_query
 from streamjoin.query.dump import dump_query
 from streamjoin.query.partitioning import (
@@ -28,6 +27,7 @@ from streamjoin.query.partitioning import (
     plan_partitioning,
     repartition_topic,
 )
+from streamjoin.query.record_key import json_key
 from streamjoin.query.streams import StreamDecl
 from streamjoin.query.text import expand_text, streams_from_json
 

@@ -45,7 +45,7 @@ def test_defaults_and_round_trip() -> None:
         ({"memory": 2, "policy": "simp"}, "shedding.memory", "integer >= 3 (one record per window)"),
         ({"memory": 3.5, "policy": "simp"}, "shedding.memory", "integer"),
         ({"memory": True, "policy": "simp"}, "shedding.memory", "integer"),
-        ({"memory": 3}, "shedding.policy", "must be one of ['random', 'frequency'"),
+        ({"memory": 3}, "shedding.policy", 'must be "random", "frequency"'),
         ({"memory": 3, "policy": "PROB"}, "shedding.policy", "not 'PROB'"),
         ({"memory": 3, "policy": "simp", "importance": ""}, "shedding.importance", "record field"),
         ({"memory": 3, "policy": "simp", "importance": 5}, "shedding.importance", "record field"),

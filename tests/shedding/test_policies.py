@@ -7,7 +7,7 @@ from collections.abc import Hashable
 import pytest
 
 from streamjoin.query import parse_query
-from streamjoin.query.shedding import POLICY_NAMES
+from streamjoin.query.grammar import POLICY_NAMES
 from streamjoin.shedding import (
     POLICIES,
     EntryFactory,

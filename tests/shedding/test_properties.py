@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from streamjoin.query import QueryDef, parse_query
-from streamjoin.query.shedding import COMBINE_NAMES
+from streamjoin.query.grammar import COMBINE_NAMES
 from streamjoin.shedding import POLICIES, ShedInstance, build_instance, make_policy, optimum, simulate
 from streamjoin.shedding.simulate import Outcome
 from streamjoin.testing import ResultKey, expected_results, replay_events

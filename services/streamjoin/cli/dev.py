@@ -26,8 +26,9 @@ from streamjoin.dev.process import ProcessService
 from streamjoin.dev.procscan import pid_alive
 from streamjoin.dev.services import EmbeddedApi
 from streamjoin.dev.stack import EmbeddedStack
-from streamjoin.dev.steps import DevContext, default_steps
+from streamjoin.dev.steps import DevContext
 from streamjoin.dev.supervisor import Restart, Supervisor
+from streamjoin.dev.up import default_steps
 from streamjoin.topics import CatalogError, load_catalog
 
 __all__ = ["export_lines", "print_exports", "register", "stack_environment", "up"]

@@ -1,14 +1,13 @@
 """The steps `streamjoin dev up` runs once the stack is up, in order.
 
 Each step does one thing to the running stack and returns a one-line outcome; it may add where
-something runs to `DevContext.where` (shown in the summary table). Later issues insert their steps
-into `default_steps()`: start the joiner, start the control plane, register the demo query, produce
-the demo workload, show the joined results.
+something runs to `DevContext.where` (shown in the summary table). `streamjoin.dev.up.default_steps()`
+puts them in order with the demo's: start the joiner, start the control plane, register the demo
+query, produce the demo workload, show the joined results.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -24,7 +23,6 @@ __all__ = [
     "DevStep",
     "RedisRoundTripStep",
     "StepFailedError",
-    "default_steps",
 ]
 
 HEALTH_TOPIC = "streamjoin.health"
@@ -89,23 +87,3 @@ class RedisRoundTripStep:
     def run(self, context: DevContext) -> str:
         trip = redis_round_trip(context.stack.redis_url)
         return f"SET, GET and DEL in {trip.latency_ms} ms"
-
-
-def default_steps(*, demo: bool = True) -> Sequence[DevStep]:
-    """Return the steps of `streamjoin dev up`, in order.
-
-    The checks, then the control plane and a joiner worker (the whole stack); with `demo`, also the
-    demo streams, query, workload and results (`demo=False`: no demo workload, nothing registered).
-    """
-    from streamjoin.dev import demo as d  # the services and the demo need the joiner and the API
-
-    stack: tuple[DevStep, ...] = (
-        CreateTopicsStep(),
-        BrokerRoundTripStep(),
-        RedisRoundTripStep(),
-        d.StartControlPlaneStep(),
-        d.StartJoinerStep(),
-    )
-    if not demo:
-        return stack
-    return (*stack, d.RegisterDemoQueryStep(), d.ProduceDemoWorkloadStep(), d.ShowResultsStep())

@@ -21,8 +21,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from streamjoin.engine.edges import PairCheck
 from streamjoin.engine.entry import Entry
-from streamjoin.engine.program import PairCheck
 from streamjoin.engine.window import WindowStore
 from streamjoin.query.model import InputDef, QueryDef, RangeWindow, RowsWindow
 

@@ -5,7 +5,7 @@ things for the compiler: which attributes each window indexes, and which equalit
 probes in an index instead of checking it in the loop. The loops in `execute.py` run any program.
 
 A new algorithm is a class with these two methods plus one line in `ALGORITHMS` (and its name in
-the query model's `Algorithm` literal).
+`streamjoin.query.grammar.Algorithm`, which the parser, the API schema and the docs read).
 """
 
 from __future__ import annotations
@@ -13,16 +13,19 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
-from streamjoin.engine.program import JoinEdge, index_fields
+from streamjoin.engine.edges import JoinEdge, index_fields
 from streamjoin.query.model import QueryDef
 
 __all__ = ["ALGORITHMS", "HashJoin", "JoinAlgorithm", "NestedLoops", "algorithm_for"]
 
 
 class JoinAlgorithm(Protocol):
-    """What the compiler asks of a join algorithm."""
+    """What the compiler and the planner's cost model ask of a join algorithm."""
 
     name: str
+    probes_index: bool
+    """Whether a step may probe a hash index: the cost model then counts a probe's candidates per
+    bucket (one bucket per distinct key), else the whole window."""
 
     def index_fields(self, query: QueryDef) -> dict[str, list[str]]:
         """Return, per input, the attributes its window keeps a hash index on."""
@@ -41,6 +44,7 @@ class HashJoin:
     """The multi-way hash join: probe one bucket per window where an equality to a bound record exists."""
 
     name = "hash"
+    probes_index = True
 
     def index_fields(self, query: QueryDef) -> dict[str, list[str]]:
         """Index every equi-join attribute of every input."""
@@ -55,6 +59,7 @@ class NestedLoops:
     """Nested loops: scan every window, check every predicate in the loop."""
 
     name = "nlj"
+    probes_index = False
 
     def index_fields(self, query: QueryDef) -> dict[str, list[str]]:
         """Index nothing."""

@@ -15,8 +15,9 @@ from itertools import product
 from typing import Any
 
 from streamjoin.engine.admission import WindowRuntime
+from streamjoin.engine.edges import Partial
 from streamjoin.engine.entry import Entry
-from streamjoin.engine.program import Partial, Program, Step
+from streamjoin.engine.program import Program, Step
 from streamjoin.engine.stats import WindowStats
 from streamjoin.engine.window import WindowStore
 

@@ -20,7 +20,7 @@ import json
 import math
 from typing import Any, NoReturn
 
-from streamjoin.engine.program import index_fields
+from streamjoin.engine.edges import index_fields
 from streamjoin.query.model import QueryDef
 
 __all__ = [

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 
 from streamjoin.engine.admission import Admission, Holding, WindowRuntime
 from streamjoin.engine.algorithm import JoinAlgorithm
+from streamjoin.engine.edges import Partial
 from streamjoin.engine.entry import Entry
 from streamjoin.engine.execute import (
     CrossStep,
@@ -21,7 +22,7 @@ from streamjoin.engine.execute import (
     run_origin_first,
 )
 from streamjoin.engine.plan import JoinPlan
-from streamjoin.engine.program import Partial, Program, RecordFilter, compile_program
+from streamjoin.engine.program import Program, RecordFilter, compile_program
 from streamjoin.engine.window import StoreFactory, WindowStore
 from streamjoin.query.model import QueryDef
 

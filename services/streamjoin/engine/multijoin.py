@@ -17,8 +17,9 @@ every order, mode and batch boundary.
 
 `MultiJoin` is a facade: it builds the parts once, from the query, and hands every call to them.
 `Clock` (watermark, reorder buffer, late records), `JoinAlgorithm` (hash or nested loops),
-`Admission` (the window model), `Schedule` and `Expiration` (when to join and to clean), an optional
-`EvictionPolicy` per window, and `JoinRunner` (windows and compiled programs). See docs/engine.md.
+`Admission` (the window model), `Schedule` and `Expiration` (when to join and to clean; under a
+memory budget, `ShedSchedule` with the query's shedding policy), and `JoinRunner` (windows and
+compiled programs). See docs/engine.md.
 """
 
 from __future__ import annotations
@@ -31,11 +32,11 @@ from streamjoin.engine.admission import Holding, WindowRuntime, admission_for
 from streamjoin.engine.algorithm import algorithm_for
 from streamjoin.engine.checkpoint import EngineDelta, Journal
 from streamjoin.engine.clock import Clock, InputSlot
+from streamjoin.engine.edges import closed_edges
 from streamjoin.engine.entry import Entry
-from streamjoin.engine.eviction import eviction_hooks
 from streamjoin.engine.join import JoinRunner, Result
 from streamjoin.engine.plan import JoinPlan
-from streamjoin.engine.program import closed_edges, compile_filters
+from streamjoin.engine.program import compile_filters
 from streamjoin.engine.schedule import EXPIRATIONS, SCHEDULES, Progress, Schedule, epoch
 from streamjoin.engine.shedding import ShedSchedule
 from streamjoin.engine.stats import WindowStats
@@ -95,13 +96,8 @@ class MultiJoin:
         store_factory: StoreFactory = memory_store,
         buckets: Mapping[str, int] | None = None,
         journal: bool = False,
-        eviction: str | None = None,
     ) -> None:
-        """Build the operator: every strategy is chosen here, once.
-
-        `eviction` names a registered `EvictionPolicy` (`eviction.register_eviction`); None keeps
-        every released record until it expires.
-        """
+        """Build the operator: every strategy is chosen here, once."""
         self.query = query
         self._names = query.stream_names
         filters = compile_filters(query)
@@ -139,8 +135,7 @@ class MultiJoin:
         # Shedding: a timestamp is one instant of the paper's model, released whole (strictly below).
         self._inclusive = admission.release_inclusive and query.shedding is None
         self._progress = Progress()
-        hooks = eviction_hooks(eviction, query, self._tables)
-        self._schedule = schedule_kind(query, self._runner, expiration, hooks, self._progress)
+        self._schedule = schedule_kind(query, self._runner, expiration, self._progress)
         if self._journal is not None and isinstance(self._schedule, ShedSchedule):
             self._schedule.log_rewrites(self._journal.rewritten)
         self.plan_changes = 0

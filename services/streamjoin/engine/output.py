@@ -14,9 +14,10 @@ from streamjoin.engine.entry import Entry
 from streamjoin.engine.splice import BatchSplicer, Piece, ts_text
 from streamjoin.query.model import QueryDef
 from streamjoin.query.projection import Projection
+from streamjoin.query.record_key import json_key
 from streamjoin.shedding.entry import EntryFactory
 
-__all__ = ["Piece", "ResultFormatter", "encode_json", "flatten", "json_key"]
+__all__ = ["Piece", "ResultFormatter", "encode_json", "flatten"]
 
 _ts_of = attrgetter("ts")
 _value = itemgetter(0)
@@ -67,11 +68,6 @@ def flatten(value: Mapping[str, Any]) -> dict[str, Any]:
         for k, v in record.items():
             flat[f"{stream}_{k}"] = v
     return flat
-
-
-def json_key(value: Any) -> bytes:
-    """Return `value` as the JSON of an output record's Kafka key (ints without `json.dumps`)."""
-    return b"%d" % value if type(value) is int else json.dumps(value).encode()
 
 
 class ResultFormatter:

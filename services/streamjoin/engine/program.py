@@ -12,106 +12,21 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from streamjoin.engine.admission import Admission
+from streamjoin.engine.algorithm import JoinAlgorithm
+from streamjoin.engine.edges import JoinEdge, PairCheck, Partial, closed_edges, equality_classes
 from streamjoin.engine.entry import Entry
 from streamjoin.query.expr import Call, Expr, split_filter, streams_of
 from streamjoin.query.expr_eval import compile_predicate
 from streamjoin.query.model import FieldRef, Predicate, QueryDef
 from streamjoin.query.predicates import OPERATORS
 
-if TYPE_CHECKING:
-    from streamjoin.engine.admission import Admission
-    from streamjoin.engine.algorithm import JoinAlgorithm
-
-__all__ = [
-    "JoinEdge",
-    "PairCheck",
-    "Program",
-    "Step",
-    "compile_filters",
-    "closed_edges",
-    "compile_program",
-    "equality_classes",
-    "index_fields",
-    "join_edges",
-]
+__all__ = ["Program", "RecordFilter", "Step", "compile_filters", "compile_program"]
 
 
-Partial = tuple[Entry, ...]
-PairCheck = Callable[[Partial, Entry], bool]
 RecordFilter = Callable[[Mapping[str, Any]], bool]
-
-
-@dataclass(frozen=True, slots=True)
-class JoinEdge:
-    """A predicate between fields of two different inputs: `left.lfield op right.rfield`."""
-
-    left: str
-    lfield: str
-    op: str
-    right: str
-    rfield: str
-
-    def other(self, stream: str) -> tuple[str, str, str]:
-        """Return (this stream's field, the other stream, the other stream's field)."""
-        if stream == self.left:
-            return self.lfield, self.right, self.rfield
-        return self.rfield, self.left, self.lfield
-
-
-def join_edges(query: QueryDef) -> list[JoinEdge]:
-    """Return every predicate that relates two different inputs, as written."""
-    edges = []
-    for p in query.where:
-        if isinstance(p.left, FieldRef) and isinstance(p.right, FieldRef) and p.left.stream != p.right.stream:
-            edges.append(JoinEdge(p.left.stream, p.left.field, p.op, p.right.stream, p.right.field))
-    return edges
-
-
-def equality_classes(query: QueryDef) -> list[list[tuple[str, str]]]:
-    """Return the classes of (stream, field) that equalities make equal, transitively.
-
-    `a.x = b.x AND b.x = c.x` puts a.x, b.x and c.x in one class, so `a` and `c` join by an equality
-    although none is written between them: any order can probe `c` with `a`'s value.
-    """
-    parent: dict[tuple[str, str], tuple[str, str]] = {}
-
-    def find(x: tuple[str, str]) -> tuple[str, str]:
-        parent.setdefault(x, x)
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for e in join_edges(query):
-        if e.op == "=":
-            parent[find((e.left, e.lfield))] = find((e.right, e.rfield))
-    classes: dict[tuple[str, str], list[tuple[str, str]]] = {}
-    for member in list(parent):
-        classes.setdefault(find(member), []).append(member)
-    return [sorted(c) for c in classes.values()]
-
-
-def closed_edges(query: QueryDef) -> list[JoinEdge]:
-    """Return the theta edges as written plus every equality implied between two inputs."""
-    edges = [e for e in join_edges(query) if e.op != "="]
-    for members in equality_classes(query):
-        for i, (a, fa) in enumerate(members):
-            for b, fb in members[i + 1 :]:
-                if a != b:
-                    edges.append(JoinEdge(a, fa, "=", b, fb))
-    return edges
-
-
-def index_fields(query: QueryDef) -> dict[str, list[str]]:
-    """Return, per input, the attributes it is equi-joined on (each gets a hash index)."""
-    fields: dict[str, list[str]] = {s: [] for s in query.stream_names}
-    for members in equality_classes(query):
-        for stream, field in members:
-            if field not in fields[stream]:
-                fields[stream].append(field)
-    return fields
 
 
 def _operand(value: Any) -> Callable[[Mapping[str, Any]], Any]:

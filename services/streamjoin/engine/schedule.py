@@ -5,8 +5,8 @@ Both are strategies chosen once from the query (`SCHEDULES[evaluation.mode]`,
 
 - `EagerSchedule` (Golab's eager evaluation) works in *timestamp groups*: the released records of one
   timestamp enter their windows together (a count window "as seen at t" holds every record with
-  timestamp <= t), the expiration strategy cleans the windows, each record passes the window's
-  eviction hook, and then each record is joined as the youngest member of its results.
+  timestamp <= t), the expiration strategy cleans the windows, and then each record is joined as
+  the youngest member of its results.
 - `LazySchedule` inserts every released record at once and joins them as one batch each time the
   watermark crosses a multiple of tau (and at end of input).
 - `EagerExpiration` cleans before every timestamp group (and right after a lazy batch);
@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Protocol
 
 from streamjoin.engine.entry import Entry
-from streamjoin.engine.eviction import InsertHook
 from streamjoin.engine.execute import run_exact_cross
 from streamjoin.engine.join import JoinRunner, Result
 from streamjoin.engine.window import WindowStore
@@ -148,7 +147,6 @@ class Schedule(Protocol):
         query: QueryDef,
         runner: JoinRunner,
         expiration: Expiration,
-        hooks: Sequence[InsertHook | None] | None,
         progress: Progress,
     ) -> None: ...
 
@@ -162,20 +160,14 @@ class Schedule(Protocol):
 
 
 class _Scheduled:
-    """What every schedule holds: the runner, the expiration strategy, the insert hooks, the clocks."""
+    """What every schedule holds: the runner, the expiration strategy, the clocks."""
 
     def __init__(
-        self,
-        query: QueryDef,
-        runner: JoinRunner,
-        expiration: Expiration,
-        hooks: Sequence[InsertHook | None] | None,
-        progress: Progress,
+        self, query: QueryDef, runner: JoinRunner, expiration: Expiration, progress: Progress
     ) -> None:
         self._query = query
         self._runner = runner
         self._expiration = expiration
-        self._hooks = hooks
         self._progress = progress
         self._per_group = expiration.per_group(runner.tables)  # cleaned before each timestamp group
 
@@ -194,7 +186,7 @@ class EagerSchedule(_Scheduled):
     def _join(self, released: Sequence[Entry], results: list[Result]) -> None:
         runner = self._runner
         tables, exact_cross, own, join_one = runner.tables, runner.exact_cross, runner.own, runner.join_one
-        expire_tables, hooks = self._per_group, self._hooks
+        expire_tables = self._per_group
         progress = self._progress
         seq = progress.next_seq
         n = len(released)
@@ -221,11 +213,6 @@ class EagerSchedule(_Scheduled):
             for table in expire_tables:
                 if ts > table.expires_at:
                     table.expire(ts)
-            if hooks is not None:  # eviction: a dropped record joins nothing (evict marks it)
-                for entry in group:
-                    hook = hooks[entry.input]
-                    if hook is not None and not hook(entry):
-                        tables[entry.input].evict(entry)
             for k in group:
                 if not k.passes:
                     continue
@@ -253,16 +240,12 @@ class LazySchedule(_Scheduled):
 
     def release(self, released: list[Entry], watermark: float, final: bool, results: list[Result]) -> None:
         """Insert the released records; join the batch when an epoch ends (or at end of input)."""
-        progress, tables, hooks = self._progress, self._runner.tables, self._hooks
+        progress, tables = self._progress, self._runner.tables
         seq = progress.next_seq
         for entry in released:
             entry.seq = seq
             seq += 1
             tables[entry.input].insert(entry)
-            if hooks is not None:
-                hook = hooks[entry.input]
-                if hook is not None and not hook(entry):
-                    tables[entry.input].evict(entry)
         progress.next_seq = seq
         batch = progress.batch
         batch.extend(released)

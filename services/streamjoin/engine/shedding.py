@@ -34,7 +34,6 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from streamjoin.engine.entry import Entry
-from streamjoin.engine.eviction import InsertHook
 from streamjoin.engine.join import JoinRunner, Result
 from streamjoin.engine.schedule import Expiration, Progress
 from streamjoin.engine.shed_held import HeldRecords, held_for
@@ -64,10 +63,8 @@ class ShedSchedule:
         query: QueryDef,
         runner: JoinRunner,
         expiration: Expiration,
-        hooks: Sequence[InsertHook | None] | None,
         progress: Progress,
     ) -> None:
-        del hooks  # the shedder is this schedule's eviction policy
         shedding = query.shedding
         if shedding is None:
             raise ValueError(f"query {query.name!r} has no shedding")

@@ -26,8 +26,8 @@ from dataclasses import replace
 from typing import Any
 
 from streamjoin.engine.admission import Holding, SlidingWindows, WindowRuntime, register_admission
+from streamjoin.engine.edges import PairCheck, Partial
 from streamjoin.engine.entry import Entry
-from streamjoin.engine.program import PairCheck, Partial
 from streamjoin.engine.window import WindowStore
 from streamjoin.query.bounds import pair_bounds
 from streamjoin.query.model import InputDef, QueryDef, RangeWindow, RowsWindow

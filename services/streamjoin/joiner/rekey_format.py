@@ -27,9 +27,9 @@ import math
 
 import orjson
 
-from streamjoin.engine.output import json_key
 from streamjoin.query.partitioning import load_json as load
 from streamjoin.query.partitioning import route, routing_value
+from streamjoin.query.record_key import json_key
 
 __all__ = [
     "HEADER_GEN",

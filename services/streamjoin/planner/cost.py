@@ -27,10 +27,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from streamjoin.engine.algorithm import ALGORITHMS
 from streamjoin.engine.plan import JoinPlan
 from streamjoin.planner.graph import JoinGraph
 from streamjoin.planner.stats import StreamStats
-from streamjoin.query.model import Algorithm, FieldRef, Predicate
+from streamjoin.query.grammar import Algorithm
+from streamjoin.query.model import FieldRef, Predicate
 
 __all__ = ["CostModel", "LoopState"]
 
@@ -91,8 +93,8 @@ class CostModel:
             graph: the join graph; default: every stream of `stats` joins on one common attribute.
             tau: lazy re-evaluation interval; None for eager evaluation.
             expiration_every: lazy expiration interval; windows grow by `rate * max(tau, this)`.
-            algorithm: `nlj` forces one bucket everywhere; `hash` uses one bucket per distinct key
-                where a stream's `buckets` is None.
+            algorithm: one that probes no index (`nlj`) forces one bucket everywhere; one that
+                does (`hash`) uses one bucket per distinct key where a stream's `buckets` is None.
             selectivity: observed selectivity per join edge, overriding the distinct-count estimate.
         """
         graph = graph or JoinGraph.common(tuple(stats))
@@ -252,11 +254,12 @@ class CostModel:
 
 
 def _buckets(st: StreamStats, distinct: float | None, algorithm: Algorithm | None) -> float:
-    if algorithm == "nlj" or distinct is None:
+    """Return how many buckets a probe of `st`'s window chooses from (1: the whole window is scanned)."""
+    if distinct is None or (algorithm is not None and not ALGORITHMS[algorithm].probes_index):
         return 1.0
     if st.buckets is not None:
         return float(st.buckets)
-    return float(distinct) if algorithm == "hash" else 1.0
+    return float(distinct) if algorithm is not None else 1.0
 
 
 def _edge_key(pred: Predicate, graph: JoinGraph) -> tuple[int, int, int] | None:

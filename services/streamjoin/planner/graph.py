@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from streamjoin.engine.program import equality_classes
+from streamjoin.engine.edges import equality_classes
 from streamjoin.query.model import QueryDef
 
 __all__ = ["JoinGraph"]

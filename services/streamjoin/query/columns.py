@@ -31,6 +31,7 @@ from typing import Any, Literal, TypeAlias, cast
 from streamjoin.names import FIELD_MAX
 from streamjoin.query.errors import QueryError
 from streamjoin.query.expr import Expr, Lit, Ref, dump_expr, parse_expr
+from streamjoin.query.grammar import COMPARISONS
 
 __all__ = [
     "MAX_COLUMNS",
@@ -88,15 +89,13 @@ def default_name(expr: Expr, position: int) -> str:
 _NUMERIC = frozenset({"+", "-", "*", "/", "%", "neg", "abs", "floor", "ceil", "round"})
 _TEXT = frozenset({"lower", "upper", "length"})
 _BOOLEAN = frozenset({"and", "or", "not"})
-_COMPARE = frozenset({"=", "!=", "<", "<=", ">", ">="})
+_COMPARE = frozenset(COMPARISONS)
 _RESULT: Mapping[str, Type] = {
     **dict.fromkeys(_NUMERIC, "number"),
     "lower": "string",
     "upper": "string",
     "length": "number",
-    **dict.fromkeys(
-        ("and", "or", "not", "=", "!=", "<", "<=", ">", ">=", "between", "in", "is_null"), "bool"
-    ),
+    **dict.fromkeys(("and", "or", "not", *COMPARISONS, "between", "in", "is_null"), "bool"),
 }
 _WANTED: Mapping[str, Type] = {
     **dict.fromkeys(_NUMERIC, "number"),

@@ -52,8 +52,8 @@ from typing import Any
 from streamjoin.query.cql_format import RESERVED, format_cql
 from streamjoin.query.cql_lex import CqlError, Token, tokenize
 from streamjoin.query.cql_stream import CqlStream, Stream
+from streamjoin.query.grammar import COMBINE_NAMES, COMPARISONS, POLICY_NAMES, WINDOW_KINDS
 from streamjoin.query.parse import QueryError
-from streamjoin.query.shedding import COMBINE_NAMES, POLICY_NAMES
 from streamjoin.query.units import TIME_UNITS_MS, in_ms, unknown_unit
 
 __all__ = ["MAX_CQL_LENGTH", "CqlError", "CqlStream", "Stream", "format_cql", "parse_clause", "parse_cql"]
@@ -63,7 +63,8 @@ _MAX_DEPTH = 32
 
 # Words that may follow a size without being its unit: an unknown word there is a misspelt unit.
 _AFTER_SIZE = RESERVED | {"SHED"}
-_OPS = {"=": "=", "!=": "!=", "<>": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
+_OPS: dict[str, str] = {**{op: op for op in COMPARISONS}, "<>": "!="}
+_WINDOW_WORDS = f"{', '.join(kind.upper() for kind in WINDOW_KINDS)} or PARTITION BY"
 
 
 class _Parser:
@@ -286,7 +287,7 @@ class _Parser:
             if not isinstance(rows, int) or rows <= 0:
                 raise self.fail("a ROWS window must be an integer > 0", token)
             return {"rows": rows} if partition_by is None else {"rows": rows, "partition_by": partition_by}
-        raise self.fail(f"expected RANGE, ROWS or PARTITION BY, found {self.describe(self.tok)}")
+        raise self.fail(f"expected {_WINDOW_WORDS}, found {self.describe(self.tok)}")
 
     def condition(self, where: list[list[Any]], depth: int) -> None:
         self.term(where, depth)
@@ -305,7 +306,7 @@ class _Parser:
         left, left_ref = self.operand()
         op = self.tok
         if op.kind != "op":
-            raise self.fail(f"expected a comparison (=, !=, <, <=, >, >=), found {self.describe(op)}")
+            raise self.fail(f"expected a comparison ({', '.join(COMPARISONS)}), found {self.describe(op)}")
         self.i += 1
         right, right_ref = self.operand()
         if not (left_ref or right_ref):

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any, TypeAlias, cast
 
 from streamjoin.query.errors import QueryError
+from streamjoin.query.grammar import COMPARISONS
 from streamjoin.query.names import parse_field
 
 __all__ = [
@@ -53,12 +54,7 @@ OPERATORS: Mapping[str, tuple[int, int]] = {
     "and": (2, _MANY),
     "or": (2, _MANY),
     "not": (1, 1),
-    "=": (2, 2),
-    "!=": (2, 2),
-    "<": (2, 2),
-    "<=": (2, 2),
-    ">": (2, 2),
-    ">=": (2, 2),
+    **dict.fromkeys(COMPARISONS, (2, 2)),
     "+": (2, 2),
     "-": (2, 2),
     "*": (2, 2),

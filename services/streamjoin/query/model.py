@@ -7,45 +7,39 @@ objects that hold state (`streamjoin.engine.MultiJoin`) are built from it, never
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, TypeAlias
+from typing import TypeAlias
 
 from streamjoin.query.columns import Item
 from streamjoin.query.expr import Expr
+from streamjoin.query.grammar import (
+    Algorithm,
+    AutoOrder,
+    Comparison,
+    ExpirationMode,
+    InputFormat,
+    OutputFormat,
+    StartName,
+)
 from streamjoin.query.shedding import SheddingDef
 
 __all__ = [
-    "Algorithm",
-    "Comparison",
-    "ExpirationMode",
     "FieldRef",
     "InputDef",
-    "InputFormat",
     "JsonScalar",
-    "Mode",
     "ModeDef",
     "Operand",
-    "OutputFormat",
     "Predicate",
     "QueryDef",
     "RangeWindow",
     "RowsWindow",
-    "StartName",
     "StartPosition",
     "WindowDef",
     "WithinPair",
 ]
 
-Comparison: TypeAlias = Literal["=", "!=", "<", "<=", ">", ">="]
-Algorithm: TypeAlias = Literal["hash", "nlj"]
-Mode: TypeAlias = Literal["eager", "lazy"]
-"""An evaluation mode (Golab & Özsu); also the expiration modes every engine runs."""
-ExpirationMode: TypeAlias = Literal["eager", "lazy", "probe", "probe_insert", "probe_all"]
-"""`eager`/`lazy`, and Kostowski & Claypool's invalidation scopes (docs/windows.md)."""
+# The names a query may write (algorithms, modes, formats, ...) are declared in `query.grammar`.
 JsonScalar: TypeAlias = str | int | float | bool | None
-StartName: TypeAlias = Literal["latest", "earliest"]
 StartPosition: TypeAlias = StartName | int | float
-InputFormat: TypeAlias = Literal["json", "avro"]
-OutputFormat: TypeAlias = Literal["envelope", "flat", "avro"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,7 +160,7 @@ class QueryDef:
     evaluation: ModeDef = field(default_factory=ModeDef)
     expiration: ModeDef = field(default_factory=ModeDef)
     algorithm: Algorithm = "hash"
-    order: tuple[str, ...] | Literal["auto"] = "auto"
+    order: tuple[str, ...] | AutoOrder = "auto"
     lateness: float = 0
     select: tuple[FieldRef, ...] | None = None
     start: StartPosition = "latest"

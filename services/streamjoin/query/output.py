@@ -7,12 +7,17 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from streamjoin.query.errors import QueryError
-from streamjoin.query.model import InputFormat, OutputFormat, QueryDef
+from streamjoin.query.grammar import (
+    INPUT_FORMATS,
+    OUTPUT_FIELDS,
+    OUTPUT_FORMATS,
+    InputFormat,
+    OutputFormat,
+    one_of,
+)
+from streamjoin.query.model import QueryDef
 
-__all__ = ["OUTPUT_FORMATS", "dump_output", "parse_input_format", "parse_output_format"]
-
-OUTPUT_FORMATS: tuple[OutputFormat, ...] = ("envelope", "flat", "avro")
-_OUTPUT_FIELDS = frozenset({"topic", "format", "schema"})
+__all__ = ["dump_output", "parse_input_format", "parse_output_format"]
 
 
 def parse_input_format(spec: Mapping[str, Any], where: str) -> InputFormat:
@@ -22,8 +27,8 @@ def parse_input_format(spec: Mapping[str, Any], where: str) -> InputFormat:
     'avro'
     """
     fmt = spec.get("format", "json")
-    if fmt not in ("json", "avro"):
-        raise QueryError(f"{where}.format", 'must be "json" or "avro"')
+    if fmt not in INPUT_FORMATS:
+        raise QueryError(f"{where}.format", f"must be {one_of(INPUT_FORMATS)}")
     return cast(InputFormat, fmt)
 
 
@@ -37,12 +42,12 @@ def parse_output_format(output: Mapping[str, Any]) -> tuple[OutputFormat, str | 
         QueryError: an unknown field or format, a schema without `avro`, or `avro` without a record
             schema (the control plane derives one from the inputs' schemas when none is given).
     """
-    unknown = set(output) - _OUTPUT_FIELDS
+    unknown = set(output) - OUTPUT_FIELDS
     if unknown:
         raise QueryError("output", f"unknown field(s) {sorted(unknown)}")
     fmt = output.get("format", "envelope")
     if fmt not in OUTPUT_FORMATS:
-        raise QueryError("output.format", 'must be "envelope", "flat" or "avro"')
+        raise QueryError("output.format", f"must be {one_of(OUTPUT_FORMATS)}")
     schema = output.get("schema")
     if fmt != "avro":
         if schema is not None:

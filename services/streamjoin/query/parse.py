@@ -9,18 +9,33 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, TypeGuard, cast
+from typing import Any, TypeGuard, cast
 
 from streamjoin.names import TOPIC_MAX
 from streamjoin.query.bounds import unbounded_input
 from streamjoin.query.columns import parse_columns
 from streamjoin.query.errors import QueryError
 from streamjoin.query.expr import parse_expr
-from streamjoin.query.graph import validate_join_graph
-from streamjoin.query.model import (
+from streamjoin.query.grammar import (
+    ALGORITHM_NAMES,
+    AUTO_ORDER,
+    COMPARISONS,
+    EVALUATION_MODES,
+    EXPIRATION_MODES,
+    EXPIRATION_SCOPES,
+    INPUT_FIELDS,
+    QUERY_FIELDS,
+    START_NAMES,
+    WINDOW_FIELDS,
+    WINDOW_KINDS,
     Algorithm,
+    AutoOrder,
     Comparison,
     ExpirationMode,
+    one_of,
+)
+from streamjoin.query.graph import validate_join_graph
+from streamjoin.query.model import (
     FieldRef,
     InputDef,
     ModeDef,
@@ -48,29 +63,6 @@ __all__ = [
     "parse_query",
     "validate_join_graph",
 ]
-
-_COMPARISONS: frozenset[str] = frozenset({"=", "!=", "<", "<=", ">", ">="})
-_EXPIRATION_SCOPES: tuple[ExpirationMode, ...] = ("probe", "probe_insert", "probe_all")
-_TOP_LEVEL: frozenset[str] = frozenset(
-    {
-        "name",
-        "inputs",
-        "where",
-        "output",
-        "evaluation",
-        "expiration",
-        "algorithm",
-        "order",
-        "lateness",
-        "select",
-        "start",
-        "dead_letter",
-        "within",
-        "shedding",
-        "filter",
-        "columns",
-    }
-)
 
 
 MAX_SPAN = 10**15
@@ -105,11 +97,11 @@ def _mapping(value: object, where: str) -> Mapping[str, Any]:
 
 def _window(raw: object, where: str) -> WindowDef:
     spec = _mapping(raw, where)
-    unknown = set(spec) - {"range", "rows", "partition_by", "strict"}
+    unknown = set(spec) - WINDOW_FIELDS
     if unknown:
         raise QueryError(where, f"unknown window field(s) {sorted(unknown)}")
-    if ("range" in spec) == ("rows" in spec):
-        raise QueryError(where, 'must have exactly one of "range" or "rows"')
+    if sum(kind in spec for kind in WINDOW_KINDS) != 1:
+        raise QueryError(where, f"must have exactly one of {one_of(WINDOW_KINDS)}")
     if "range" in spec:
         if "partition_by" in spec:
             raise QueryError(f"{where}.partition_by", 'only a "rows" window can be partitioned')
@@ -139,7 +131,7 @@ def _inputs(raw: object) -> tuple[InputDef, ...]:
     for i, item in enumerate(raw):
         where = f"inputs[{i}]"
         spec = _mapping(item, where)
-        unknown = set(spec) - {"stream", "topic", "timestamp", "window", "key", "format"}
+        unknown = set(spec) - INPUT_FIELDS
         if unknown:
             raise QueryError(where, f"unknown field(s) {sorted(unknown)}")
         stream = _name(spec.get("stream"), f"{where}.stream")
@@ -197,8 +189,8 @@ def _where(raw: object, streams: frozenset[str]) -> tuple[Predicate, ...]:
         if not isinstance(item, list) or len(item) != 3:
             raise QueryError(where, "must be a [left, op, right] triple")
         left, op, right = item
-        if op not in _COMPARISONS:
-            raise QueryError(f"{where}[1]", f"unknown operator {op!r}; use one of {sorted(_COMPARISONS)}")
+        if op not in COMPARISONS:
+            raise QueryError(f"{where}[1]", f"unknown operator {op!r}; use one of {sorted(COMPARISONS)}")
         pred = Predicate(
             parse_operand(left, streams, f"{where}[0]"),
             cast(Comparison, op),
@@ -220,7 +212,7 @@ def _mode(raw: object, where: str) -> ModeDef:
             raise QueryError(where, "eager mode takes no other field")
         return ModeDef("eager")
     if mode != "lazy":
-        raise QueryError(f"{where}.mode", 'must be "eager" or "lazy"')
+        raise QueryError(f"{where}.mode", f"must be {one_of(EVALUATION_MODES)}")
     every = spec.get("every")
     if not _is_number(every) or every <= 0 or every > MAX_SPAN:
         raise QueryError(f"{where}.every", f"lazy mode needs a number every > 0 and <= {MAX_SPAN:.0e}")
@@ -229,12 +221,12 @@ def _mode(raw: object, where: str) -> ModeDef:
 
 def _expiration(raw: object) -> ModeDef:
     mode = raw.get("mode", "eager") if isinstance(raw, Mapping) else "eager"
-    if mode in _EXPIRATION_SCOPES:
+    if mode in EXPIRATION_SCOPES:
         if set(cast(Mapping[str, Any], raw)) - {"mode"}:
             raise QueryError("expiration", f"mode {mode!r} takes no other field")
         return ModeDef(cast(ExpirationMode, mode))
-    if mode not in ("eager", "lazy"):
-        raise QueryError("expiration.mode", f"must be one of eager, lazy, {', '.join(_EXPIRATION_SCOPES)}")
+    if mode not in EVALUATION_MODES:
+        raise QueryError("expiration.mode", f"must be {one_of(EXPIRATION_MODES)}")
     return _mode(raw, "expiration")
 
 
@@ -274,11 +266,12 @@ def _within(raw: object, inputs: tuple[InputDef, ...]) -> tuple[WithinPair, ...]
     return tuple(pairs)
 
 
-def _order(raw: object, names: tuple[str, ...]) -> tuple[str, ...] | Literal["auto"]:
-    if raw is None or raw == "auto":
-        return "auto"
+def _order(raw: object, names: tuple[str, ...]) -> tuple[str, ...] | AutoOrder:
+    if raw is None or raw == AUTO_ORDER:
+        return AUTO_ORDER
     if not isinstance(raw, list) or sorted(map(str, raw)) != sorted(names) or len(raw) != len(names):
-        raise QueryError("order", f'must be "auto" or a permutation of the input streams {list(names)}')
+        permutation = f"a permutation of the input streams {list(names)}"
+        raise QueryError("order", f"must be {one_of([AUTO_ORDER], permutation)}")
     return tuple(raw)
 
 
@@ -299,9 +292,11 @@ def _select(raw: object, streams: frozenset[str]) -> tuple[FieldRef, ...] | None
 def _start(raw: object) -> StartPosition:
     if raw is None:
         return "latest"
-    if raw == "latest" or raw == "earliest" or (_is_number(raw) and 0 <= raw <= MAX_START):
+    if raw in START_NAMES or (_is_number(raw) and 0 <= raw <= MAX_START):
         return raw
-    raise QueryError("start", f'must be "latest", "earliest" or a timestamp >= 0 and <= 2**53 ({MAX_START})')
+    raise QueryError(
+        "start", f"must be {one_of(START_NAMES, f'a timestamp >= 0 and <= 2**53 ({MAX_START})')}"
+    )
 
 
 def parse_query(raw: object) -> QueryDef:
@@ -316,7 +311,7 @@ def parse_query(raw: object) -> QueryDef:
 def parse_definition(raw: object) -> QueryDef:
     """Validate the query JSON (already decoded) and return its `QueryDef`, whatever engine runs it."""
     spec = _mapping(raw, "query")
-    unknown = set(spec) - _TOP_LEVEL
+    unknown = set(spec) - QUERY_FIELDS
     if unknown:
         raise QueryError("query", f"unknown field(s) {sorted(unknown)}")
     name = _name(spec.get("name"), "name")
@@ -330,8 +325,8 @@ def parse_definition(raw: object) -> QueryDef:
     output_topic = parse_topic(output.get("topic"), "output.topic")
     output_format, output_schema = parse_output_format(output)
     algorithm = spec.get("algorithm", "hash")
-    if algorithm not in ("hash", "nlj"):
-        raise QueryError("algorithm", 'must be "hash" or "nlj"')
+    if algorithm not in ALGORITHM_NAMES:
+        raise QueryError("algorithm", f"must be {one_of(ALGORITHM_NAMES)}")
     lateness = spec.get("lateness", 0)
     if not _is_number(lateness) or lateness < 0 or lateness > MAX_SPAN:
         raise QueryError("lateness", f"must be a number >= 0 and <= {MAX_SPAN:.0e}")
@@ -389,6 +384,6 @@ def parse_expiration(raw: object) -> ModeDef:
     return _expiration(raw)
 
 
-def parse_order(raw: object, names: tuple[str, ...]) -> tuple[str, ...] | Literal["auto"]:
+def parse_order(raw: object, names: tuple[str, ...]) -> tuple[str, ...] | AutoOrder:
     """Parse a join order: `"auto"` (or None) or a permutation of the input stream `names`."""
     return _order(raw, names)

@@ -35,9 +35,9 @@ from typing import Any
 
 import orjson
 
-from streamjoin.engine.output import json_key
 from streamjoin.names import TOPIC_MAX
 from streamjoin.query.model import FieldRef, InputDef, QueryDef
+from streamjoin.query.record_key import json_key
 
 __all__ = [
     "load_json",

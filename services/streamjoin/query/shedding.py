@@ -7,7 +7,8 @@ What a user writes (a definition, immutable and validated); the policies that ac
 
 - `memory` (required): the most records the query's windows may hold together, split evenly over
   its windows (each holds at most `memory // n`); at least one record per window.
-- `policy` (required): `random`, `frequency`, `simp`, `simpprob`, `dimpprob` or `dgl`.
+- `policy` (required): one of `streamjoin.query.grammar.POLICY_NAMES` (`random`, `frequency`,
+  `simp`, `simpprob`, `dimpprob`, `dgl`).
 - `importance`: the field of every input record holding its importance (a number > 0); absent or
   null, every record has importance 1 (the max-subset case of Das et al.).
 - `combine`: a result's importance from its members' (`min` by default, `max`, `sum`, `product`,
@@ -31,25 +32,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias, TypeGuard, cast
+from typing import Any, TypeGuard, cast
 
+from streamjoin.query.errors import QueryError
+from streamjoin.query.grammar import (
+    COMBINE_NAMES,
+    POLICY_NAMES,
+    SHEDDING_FIELDS,
+    CombineName,
+    PolicyName,
+    one_of,
+)
 from streamjoin.query.names import parse_field
 
-__all__ = [
-    "COMBINE_NAMES",
-    "POLICY_NAMES",
-    "CombineName",
-    "PolicyName",
-    "SheddingDef",
-    "dump_shedding",
-    "parse_shedding",
-]
-
-PolicyName: TypeAlias = Literal["random", "frequency", "simp", "simpprob", "dimpprob", "dgl"]
-CombineName: TypeAlias = Literal["min", "max", "sum", "product", "avg"]
-POLICY_NAMES: tuple[PolicyName, ...] = ("random", "frequency", "simp", "simpprob", "dimpprob", "dgl")
-COMBINE_NAMES: tuple[CombineName, ...] = ("min", "max", "sum", "product", "avg")
-_FIELDS = frozenset({"memory", "policy", "importance", "combine", "seed"})
+__all__ = ["SheddingDef", "dump_shedding", "parse_shedding"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,29 +74,26 @@ def parse_shedding(raw: object, *, inputs: int, where: str = "shedding") -> Shed
         QueryError: an unknown field, a budget below one record per window, an unknown policy or
             combine function, an importance field that is not a name, a seed that is not an integer.
     """
-    # Imported here: `parse` imports this module, and `model` imports `SheddingDef` from it.
-    from streamjoin.query.parse import QueryError
-
     if raw is None:
         return None
     if not isinstance(raw, Mapping):
         raise QueryError(where, "must be a JSON object")
     spec = cast(Mapping[str, Any], raw)
-    unknown = set(spec) - _FIELDS
+    unknown = set(spec) - SHEDDING_FIELDS
     if unknown:
-        raise QueryError(where, f"unknown field(s) {sorted(unknown)}; allowed: {sorted(_FIELDS)}")
+        raise QueryError(where, f"unknown field(s) {sorted(unknown)}; allowed: {sorted(SHEDDING_FIELDS)}")
     memory = spec.get("memory")
     if not _integer(memory) or memory < inputs:
         raise QueryError(f"{where}.memory", f"must be an integer >= {inputs} (one record per window)")
     policy = spec.get("policy")
     if policy not in POLICY_NAMES:
-        raise QueryError(f"{where}.policy", f"must be one of {list(POLICY_NAMES)}, not {policy!r}")
+        raise QueryError(f"{where}.policy", f"must be {one_of(POLICY_NAMES)}, not {policy!r}")
     importance = spec.get("importance")
     if importance is not None:
         importance = parse_field(importance, f"{where}.importance")
     combine = spec.get("combine", "min")
     if combine not in COMBINE_NAMES:
-        raise QueryError(f"{where}.combine", f"must be one of {list(COMBINE_NAMES)}, not {combine!r}")
+        raise QueryError(f"{where}.combine", f"must be {one_of(COMBINE_NAMES)}, not {combine!r}")
     seed = spec.get("seed", 0)
     if not _integer(seed):
         raise QueryError(f"{where}.seed", "must be an integer")

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol, cast
 
 from streamjoin.query.cql import CqlStream
 from streamjoin.query.errors import QueryError
+from streamjoin.query.grammar import INPUT_FORMATS, InputFormat, one_of
 
 __all__ = [
     "DECLARATION_FIELDS",
@@ -37,15 +38,13 @@ DECLARATION_FIELDS = frozenset(
 """What a stream declaration may hold besides its name: the body of `POST /v1/streams`. The query
 takes `topic`, `timestamp`, `key` and `format`; the rest serves the control plane only."""
 
-StreamFormat = Literal["json", "avro"]
-
 
 class DeclaredStream(CqlStream, Protocol):
     """What a query's input takes from its stream (a registered `StreamRecord`, a `StreamDecl`):
     the CQL parser's topic, timestamp and key, and the format."""
 
     @property
-    def format(self) -> StreamFormat:
+    def format(self) -> InputFormat:
         """How record values are encoded."""
         ...
 
@@ -57,7 +56,7 @@ class StreamDecl:
     topic: str
     timestamp: str | None = None
     key: str | None = None
-    format: StreamFormat = "json"
+    format: InputFormat = "json"
 
 
 def streams_from_json(raw: object) -> dict[str, StreamDecl]:
@@ -92,11 +91,11 @@ def streams_from_json(raw: object) -> dict[str, StreamDecl]:
         if not isinstance(topic, str) or not all(v is None or isinstance(v, str) for v in (timestamp, key)):
             raise QueryError(f"streams.{name}", "topic, timestamp and key must be strings")
         form = spec.get("format", "json")
-        if form not in ("json", "avro"):
-            raise QueryError(f"streams.{name}.format", 'must be "json" or "avro"')
+        if form not in INPUT_FORMATS:
+            raise QueryError(f"streams.{name}.format", f"must be {one_of(INPUT_FORMATS)}")
         if name in streams:
             raise QueryError(f"streams.{name}", f"stream {name!r} is declared twice")
-        streams[name] = StreamDecl(topic, timestamp, key, "avro" if form == "avro" else "json")
+        streams[name] = StreamDecl(topic, timestamp, key, cast(InputFormat, form))
     return streams
 
 

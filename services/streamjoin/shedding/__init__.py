@@ -1,8 +1,8 @@
 """Load shedding under a memory budget with importance semantics (Ojewole, Zhu & Hou).
 
-- `SheddingPolicy` (`policy`): the decision API the engine's window eviction hook calls; the six
+- `SheddingPolicy` (`policy`): the decision API the engine's shedding schedule calls; the six
   built-in policies (`policies`) register themselves in `POLICIES`; `make_policy` builds one.
-- `WindowShedder` (`runtime`): a policy and the windows' share, for the engine's eviction hook.
+- `WindowShedder` (`runtime`): a policy and the windows' share, for the engine's shedding schedule.
 - `ShedEntry`, `EntryFactory` (`entry`): what a policy sees of a record.
 - `simulate` (`simulate`): the reference simulator of the paper's discrete-time model.
 - `optimum` (`optimum`, `odja`, `flow`): the offline optimum; `evaluate`: the shed-eval report.

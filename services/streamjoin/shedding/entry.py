@@ -23,8 +23,8 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
+from streamjoin.query.grammar import CombineName
 from streamjoin.query.model import FieldRef, QueryDef
-from streamjoin.query.shedding import CombineName
 
 __all__ = ["COMBINE", "BadImportance", "EntryFactory", "ShedEntry"]
 

@@ -17,7 +17,7 @@ batch's timestamp group):
 
 The statistics a policy needs (match counts, importance) it keeps itself from these calls. A new
 policy is a class with these five methods plus one `@register_policy("name")` (and its name in
-`streamjoin.query.shedding.PolicyName`, so that queries may name it).
+`streamjoin.query.grammar.PolicyName`, so that queries, the CQL and the API may name it).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`WindowShedder`: a policy plus the windows' share, in the shape the engine's eviction hook needs.
+"""`WindowShedder`: a policy plus the windows' share, in the shape the engine's shedding schedule needs.
 
 The engine keeps its windows; on each insert it asks "this record enters window W: which entries
 go?" and removes them. The shedder applies the share (which a runtime control may change: a smaller

@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, Strict
 from pydantic.json_schema import SkipJsonSchema
 
 from streamjoin.api.schemas.queries import ExpirationSpec, ModeSpec
+from streamjoin.query.grammar import AutoOrder
 
 __all__ = ["REMOVED_MEMORY_BUDGET", "ControlTable", "ControlUpdate", "EntityKind"]
 
@@ -35,7 +36,7 @@ class ControlUpdate(BaseModel):
 
     evaluation: ModeSpec | None = None
     expiration: ExpirationSpec | None = None
-    order: Literal["auto"] | list[StrictStr] | None = None
+    order: AutoOrder | list[StrictStr] | None = None
     paused: StrictBool | None = None
     shedding_memory: StrictInt | None = Field(
         default=None, description="The `shedding` budget (records over every window), from the next batch on."

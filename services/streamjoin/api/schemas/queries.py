@@ -1,8 +1,9 @@
 """Bodies of `/v1/queries`: the query JSON (docs/api.md), or CQL text.
 
-The literals (modes, algorithms, start positions) come from the query model
-(`streamjoin.query.model`), so the API accepts what `parse_query` does; `parse_query` still
-validates everything these leave open.
+Every name a query may write (modes, algorithms, formats, policies, start positions) is the
+`Literal` declared in `streamjoin.query.grammar`, so the OpenAPI enums are the names `parse_query`
+accepts (`tests/api/test_grammar_schema.py`); `parse_query` still validates everything these leave
+open.
 """
 
 from __future__ import annotations
@@ -12,8 +13,17 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 from streamjoin.api.schemas.common import FieldName, Number, QueryName, Scalar, TopicName
-from streamjoin.query.model import Algorithm, ExpirationMode, Mode, StartName
-from streamjoin.query.shedding import CombineName, PolicyName
+from streamjoin.query.grammar import (
+    Algorithm,
+    AutoOrder,
+    CombineName,
+    ExpirationMode,
+    InputFormat,
+    Mode,
+    OutputFormat,
+    PolicyName,
+    StartName,
+)
 from streamjoin.registry import PartitionState, QueryControls, QueryStatus
 
 __all__ = [
@@ -55,9 +65,7 @@ class InputSpec(BaseModel):
     timestamp: FieldName | None = None
     key: FieldName | None = Field(default=None, description="Defaults to the stream's; it may not differ.")
     window: WindowSpec | None = None
-    format: Literal["json", "avro"] | None = Field(
-        default=None, description="The stream's; given, it must match."
-    )
+    format: InputFormat | None = Field(default=None, description="The stream's; given, it must match.")
 
 
 class ModeSpec(BaseModel):
@@ -103,7 +111,7 @@ class OutputSpec(BaseModel):
 class ResultsSpec(OutputSpec):
     """Where results go, and their format (docs/formats.md)."""
 
-    format: Literal["envelope", "flat", "avro"] | None = Field(
+    format: OutputFormat | None = Field(
         default=None, description="`envelope` (default), `flat` rows, or flat rows in `avro`."
     )
     schema_: dict[str, Any] | None = Field(
@@ -157,7 +165,7 @@ class QueryCreate(BaseModel):
     )
     shedding: SheddingSpec | None = None
     algorithm: Algorithm | None = None
-    order: Literal["auto"] | list[StrictStr] | None = None
+    order: AutoOrder | list[StrictStr] | None = None
     lateness: Number | None = None
     start: StartName | Number | None = None
     dead_letter: OutputSpec | None = None
@@ -191,7 +199,7 @@ class ControlsPublic(BaseModel):
 
     evaluation: dict[str, Any]
     expiration: dict[str, Any]
-    order: Literal["auto"] | list[str]
+    order: AutoOrder | list[str]
     paused: bool
     shedding_memory: int | None = Field(
         default=None, description="The `shedding` budget in force (records); null without shedding."

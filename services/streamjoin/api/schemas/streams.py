@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, field_validator
 
 from streamjoin.api.limits import MAX_JSON_DEPTH, json_depth
 from streamjoin.api.schemas.common import FieldName, StreamName, TopicName
+from streamjoin.query.grammar import InputFormat
 
 __all__ = ["StreamCreate", "StreamPublic"]
 
@@ -46,7 +47,7 @@ class StreamCreate(BaseModel):
     record_bytes: int | None = Field(
         default=None, gt=0, le=1 << 30, description="Expected size of one record in bytes (same estimate)."
     )
-    format: Literal["json", "avro"] = Field(
+    format: InputFormat = Field(
         default="json",
         description="`avro`: Confluent wire format (schema id, Avro); `schema` is an Avro record schema.",
     )
@@ -82,5 +83,5 @@ class StreamPublic(BaseModel):
     created_at: float = Field(description="Unix seconds.")
     expected_rate: float | None = Field(default=None, description="Records per second expected.")
     record_bytes: int | None = Field(default=None, description="Expected size of one record in bytes.")
-    format: Literal["json", "avro"] = Field(default="json", description="How record values are encoded.")
+    format: InputFormat = Field(default="json", description="How record values are encoded.")
     queries: list[str] = Field(description="The registered queries that read this stream.")
