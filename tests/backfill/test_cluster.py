@@ -86,7 +86,7 @@ def test_spark_submit_equals_local_mode_and_oracle(
 ) -> None:
     url, query_file, want = archived
     script = Path(sys.executable).parent / "spark-submit"
-    entry = Path(streamjoin.__file__).parent / "backfill" / "__main__.py"
+    entry = Path(streamjoin.__file__).parent / "cli" / "spark_submit.py"
     before = len(_apps(cluster))
     env = cluster.env({"STREAMJOIN_ARCHIVE_URL": url, "PYSPARK_PYTHON": sys.executable})
     env.pop("STREAMJOIN_SPARK_MASTER", None)
@@ -121,8 +121,8 @@ def test_spark_master_setting_selects_the_cluster(
         {"STREAMJOIN_ARCHIVE_URL": url, "STREAMJOIN_SPARK_MASTER": cluster.url, "PYTHONPATH": _pythonpath()}
     )
     summary = _run(
-        [sys.executable, "-m", "streamjoin.backfill", str(query_file), "--from", str(START), "--to", str(END),
-         "--tasks", "2", "--out", str(tmp_path / "env")],
+        [sys.executable, "-m", "streamjoin.cli.spark_submit", str(query_file), "--from", str(START),
+         "--to", str(END), "--tasks", "2", "--out", str(tmp_path / "env")],
         env,
         cluster,
     )  # fmt: skip
@@ -140,7 +140,7 @@ def test_bad_master_is_refused_before_spark_starts(tmp_path: Path) -> None:
         ([], {"STREAMJOIN_SPARK_MASTER": "sprak://127.0.0.1:7077"}),
     ):
         done = subprocess.run(
-            [sys.executable, "-m", "streamjoin.backfill", str(query_file), "--from", "1", "--to", "2",
+            [sys.executable, "-m", "streamjoin.cli.spark_submit", str(query_file), "--from", "1", "--to", "2",
              "--out", str(tmp_path / "out"), *argv],
             env={**_env_without_master(), **extra, "PYTHONPATH": _pythonpath()},
             capture_output=True, text=True, timeout=60, check=False,
