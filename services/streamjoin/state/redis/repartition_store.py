@@ -228,15 +228,7 @@ class RepartitionStore:
 
     async def positioned(self, query: str, sources: Iterable[tuple[str, int]]) -> bool:
         """Return True when every (stream, source partition) of `sources` has a committed position."""
-        keys = [self.key(self.prefix, query, stream, p) for stream, p in sources]
-
-        async def run() -> list[Any]:
-            async with self._redis.pipeline(transaction=False) as pipe:
-                for key in keys:
-                    pipe.hexists(key, "position")
-                return await pipe.execute()
-
-        return all(await _guard(run))
+        return all(position is not None for position in await self.positions(query, sources))
 
     @property
     def ledger_key(self) -> str:
