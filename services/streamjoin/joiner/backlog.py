@@ -6,11 +6,11 @@ up, as Kafka Streams' task idling lets a task proceed past an empty partition on
 position is at the end offset the broker last reported (KIP-695). Silence alone is no proof: the
 broker may be down, a repartitioner may be retrying, the worker may be behind on a backlog.
 
-- `ReadPositions`, a partition the operator reads (a direct input's partition, or its partition of
-  an internal topic): caught up when the consumer's position is at or past the end offset of the
-  last fetch response, and that response is at most `FRESH_MS` old. No response yet, or none lately
-  (the broker down, the leader moved): not caught up. This costs no request: the consumer fetches
-  every partition it has no records buffered of all the time.
+- `ReadPositions`, the operator's partition of a direct input: caught up when the consumer's
+  position is at or past the end offset of the last fetch response, and that response is at most
+  `FRESH_MS` old. No response yet, or none
+  lately (the broker down, the leader moved): not caught up. This costs no request: the consumer
+  fetches every partition it has no records buffered of all the time.
 - `SourceBacklog`, a source partition of a re-keyed input: caught up when its repartitioner's
   committed position is at or past the source partition's end offset (ListOffsets), and the
   operator has read its internal partition up to the end offset that partition had once that
