@@ -78,6 +78,20 @@ def test_a_silent_direct_input_with_records_unread_is_not_idle() -> None:
     assert engine.is_idle("b", 0)
 
 
+def test_the_direct_tracker_leaves_rekeyed_inputs_to_the_reader() -> None:
+    engine = MultiJoin(QUERY, partitions={"a": [0], "b": [0, 1]})  # b re-keyed from 2 source partitions
+    tracker = IdleTracker(
+        engine.set_idle, engine.is_idle, 0, {"t.a": [("a", 0)]}, LIMIT_MS, now=0.0, caught_up=_always
+    )  # fmt: skip
+    tracker.last_arrival["b"] = 0.0  # the batch builder notes the arrivals of every input it reads
+    assert asyncio.run(tracker.update([], now=1.5))
+    assert engine.is_idle("a", 0) and not engine.is_idle("b", 0) and not engine.is_idle("b", 1)
+
+
+async def _always(topic: str) -> bool:
+    return True
+
+
 def _tracker(engine: MultiJoin, *, behind: set[str]) -> IdleTracker:
     async def caught_up(topic: str) -> bool:
         return topic not in behind

@@ -64,10 +64,9 @@ class IdleTracker:
             self._idle.discard(stream)  # input resumed after every partition was idle
             self.last_arrival[stream] = now
         caught_up: dict[str, bool] = {}  # per topic: a self-join reads one partition for two inputs
-        for stream, seen in self.last_arrival.items():
-            if stream in self._idle or now - seen <= self._limit:
+        for stream, topic in self._topic_of.items():  # (the builder notes re-keyed inputs' arrivals too)
+            if stream in self._idle or now - self.last_arrival[stream] <= self._limit:
                 continue
-            topic = self._topic_of[stream]
             if topic not in caught_up:
                 caught_up[topic] = await self._caught_up(topic)
             if caught_up[topic]:
