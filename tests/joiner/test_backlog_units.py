@@ -72,13 +72,13 @@ class _Repartitioners:
         return self.positions
 
 
-def _backlog(consumer: _Consumer, repartitioned: _Repartitioners) -> SourceBacklog:
+def _backlog(consumer: _Consumer, repartitioned: _Repartitioners, interval_ms: int = 1_000) -> SourceBacklog:
     return SourceBacklog(
         _as_consumer(consumer),
         internal={"b": INTERNAL},
         sources=SOURCES,
         repartitioned=repartitioned,
-        interval_ms=1_000,
+        interval_ms=interval_ms,
     )
 
 
@@ -105,6 +105,22 @@ def test_a_source_is_caught_up_once_its_repartitioner_is_and_the_operator_read_w
         "end_offsets t.b[0],t.b[1]", "repartitioned", "end_offsets internal.b[0]",
         "end_offsets t.b[0],t.b[1]",  # (asked again at 6.1)
     ]  # fmt: skip
+
+
+def test_an_answer_outlives_a_short_idle_timeout() -> None:
+    """Asked once an idle timeout of 5 ms, an answer read 20 ms later (the next loop) still counts."""
+    consumer = _Consumer(listed={SOURCES[("b", 0)]: 10, INTERNAL: 30})
+    repartitioned = _Repartitioners(consumer, {("b", 0): 10})
+
+    async def scenario() -> set[tuple[str, int]]:
+        backlog = _backlog(consumer, repartitioned, interval_ms=5)
+        backlog.caught_up({("b", 0): 1.0}, {"internal.b": 30}, now=5.0)
+        await asyncio.sleep(0.01)
+        known = backlog.caught_up({("b", 0): 1.0}, {"internal.b": 30}, now=5.02)
+        backlog.close()
+        return known
+
+    assert asyncio.run(scenario()) == {("b", 0)}
 
 
 @pytest.mark.parametrize("broken", ["broker", "positions unknown"])

@@ -9,6 +9,11 @@ let `b` carry the watermark past `a`'s unread records, which were then counted l
 their results; a partition idle only once its position is at the end offset the broker reported
 holds the watermark until its backlog is read. Every result of the oracle must be published, and
 no record counted late.
+
+The re-keyed case reads the same inputs unkeyed from two partitions: between two fetches of `a`,
+the repartitioner of its source partition writes nothing, and the operator's source partition is
+silent while the repartitioner still has records to re-key. It is idle only once the repartitioner
+is at the source's end and the operator has read what it wrote.
 """
 
 from __future__ import annotations
@@ -47,11 +52,12 @@ _KEYS = 16
 _PAD = "x" * 2_000
 
 
-def _query(s: QuerySetup) -> dict[str, Any]:
+def _query(s: QuerySetup, *, rekeyed: bool) -> dict[str, Any]:
+    key = {} if rekeyed else {"key": "k"}
     return {
         "name": s.name,
         "inputs": [
-            {"stream": x, "topic": s.topics[x], "timestamp": "ts", "key": "k", "window": {"range": 30}}
+            {"stream": x, "topic": s.topics[x], "timestamp": "ts", **key, "window": {"range": 30}}
             for x in "ab"
         ],
         "where": [["a.k", "=", "b.k"]],
@@ -60,14 +66,20 @@ def _query(s: QuerySetup) -> dict[str, Any]:
     }
 
 
+@pytest.mark.parametrize("rekeyed", [False, True], ids=["direct", "rekeyed"])
 def test_a_partition_with_a_backlog_holds_the_watermark_until_it_is_read(
-    query_setup: Callable[[int], QuerySetup], kafka_broker: str, redis_server: str, tmp_path: Path
+    rekeyed: bool,
+    query_setup: Callable[[int], QuerySetup],
+    kafka_broker: str,
+    redis_server: str,
+    tmp_path: Path,
 ) -> None:
-    s = query_setup(1)
-    query_json = _query(s)
+    partitions = 2 if rekeyed else 1
+    s = query_setup(partitions)
+    query_json = _query(s, rekeyed=rekeyed)
     query = parse_query(query_json)
-    a = [("a", 0, {"ts": i, "k": i % _KEYS, "pad": _PAD}) for i in range(_RECORDS)]
-    b = [("b", 0, {"ts": 3 * i, "k": i % _KEYS}) for i in range(_RECORDS)]
+    a = [("a", i % partitions, {"ts": i, "k": i % _KEYS, "pad": _PAD}) for i in range(_RECORDS)]
+    b = [("b", i % partitions, {"ts": 3 * i, "k": i % _KEYS}) for i in range(_RECORDS)]
     joiner = JoinerProcess(
         tmp_path, kafka_broker, redis_server, group=s.group, prefix=s.prefix,
         extra=["--idle-timeout-ms", str(_IDLE_MS), "--max-batch", "200"],
@@ -77,10 +89,10 @@ def test_a_partition_with_a_backlog_holds_the_watermark_until_it_is_read(
         # Both backlogs are in the topics before the query starts.
         events = await asyncio.to_thread(produce, kafka_broker, s.topics, [*a, *b])
         assert not late_events(query, events), "the workload itself has no late record"
-        want = expected_ids(query, events)
+        want = expected_ids(query, events, rekeyed=rekeyed)
         await register_query(redis_server, s.prefix, query_json)
         joiner.start()
-        await wait_running(redis_server, s.prefix, s.name, 1, timeout_s=60)
+        await wait_running(redis_server, s.prefix, s.name, partitions, timeout_s=60)
         records = await consume_output(kafka_broker, s.output, want=sum(want.values()), timeout_s=45)
         got = Counter(json.loads(r.value)["id"] for r in records)
         return want, got, await _late(redis_server, s.prefix, s.name)

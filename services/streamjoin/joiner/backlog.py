@@ -19,8 +19,8 @@ broker may be down, a repartitioner may be retrying, the worker may be behind on
   operator; the internal partition's other records (of other source partitions, still flowing) need
   not be read past it. The answer takes two ListOffsets requests and a Redis read, so it is asked
   in the background, only while a source partition is silent for the idle timeout, at most once an
-  `interval_ms`, and it holds for `interval_ms`: an operator that does not read up to it by then
-  (behind on its internal partition) asks again.
+  `interval_ms`, and it holds for `FRESH_MS` after it was asked: an operator that does not read up
+  to it by then (behind on its internal partition) asks again.
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ __all__ = ["FRESH_MS", "ReadPositions", "SourceBacklog", "SourceKey"]
 _log = logging.getLogger(__name__)
 
 FRESH_MS = 1_000
-"""How old a fetch response's end offset may be and still tell that a partition is caught up (a
-consumer with nothing buffered has one every `fetch_wait_ms`, 10 ms by default)."""
+"""How old an end offset may be and still tell that a partition is caught up (a consumer with
+nothing buffered has a fetch response every `fetch_wait_ms`, 10 ms by default)."""
 
 SourceKey = tuple[str, int]
 """(re-keyed input, source partition)."""
@@ -89,12 +89,13 @@ class SourceBacklog:
     ) -> None:
         """`internal`: the operator's partition of each re-keyed input's internal topic; `sources`:
         each source partition; `repartitioned`: the committed position of each one's repartitioner;
-        `interval_ms`: how often at most to ask, and how long an answer holds."""
+        `interval_ms`: how often at most to ask (an answer holds for `FRESH_MS`)."""
         self._consumer = consumer
         self._internal = dict(internal)
         self._sources = dict(sources)
         self._repartitioned = repartitioned
         self._interval = interval_ms / 1000
+        self._holds = FRESH_MS / 1000
         self._probe: asyncio.Task[_Answer] | None = None
         self._answer: _Answer | None = None
 
@@ -117,7 +118,7 @@ class SourceBacklog:
         self, silent_since: Mapping[SourceKey, float], read_to: Mapping[str, int], now: float
     ) -> set[SourceKey]:
         """Return the keys of `silent_since` (source partition -> its last arrival, monotonic) that
-        the latest answer, begun after that arrival and at most `interval_ms` old, knows caught up,
+        the latest answer, begun after that arrival and at most `FRESH_MS` old, knows caught up,
         given `read_to` (internal topic -> the next offset the operator reads); ask again (in the
         background, at most once an `interval_ms`) while some are not known."""
         probe = self._probe
@@ -126,7 +127,7 @@ class SourceBacklog:
             self._answer = _answer_of(probe)
         answer = self._answer
         known: set[SourceKey] = set()
-        if answer is not None and now - answer.asked_at <= self._interval:
+        if answer is not None and now - answer.asked_at <= self._holds:
             for key, seen in silent_since.items():
                 target = answer.targets.get(key)
                 read = read_to.get(self._internal[key[0]].topic, 0)
