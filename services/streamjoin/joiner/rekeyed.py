@@ -13,7 +13,7 @@ batch (`CommitBatch.sources`), so the filter survives the operator's own crash t
 Each source partition of a re-keyed input holds the watermark and goes idle on its own: the
 operator registers all of them when it starts (`RekeySetup.sources`). One goes idle once it sent
 nothing for the idle timeout and is known caught up: its repartitioner at the source partition's
-end, and the operator at the end of its internal partition (`backlog.SourceBacklog`).
+end, and the operator past everything that repartitioner wrote to it (`backlog.SourceBacklog`).
 """
 
 from __future__ import annotations
