@@ -73,8 +73,8 @@ class Scenario:
     """The embedded Tansu, one Apache Kafka node or a 3-node Kafka cluster (`BrokerCrash` needs Kafka)."""
     idle_timeout_ms: int | None = None
     """The workers' `--idle-timeout-ms` (None: the harness's 60 s). An input partition silent for
-    longer, a broker outage included, stops holding the watermark back, and its next records are
-    late (docs/reliability.md, "Broker crashes")."""
+    longer and known to hold nothing unread stops holding the watermark back; one the broker cannot
+    serve is not known caught up (docs/joiner.md, "Idle partitions")."""
 
 
 @dataclass

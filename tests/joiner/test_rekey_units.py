@@ -34,6 +34,10 @@ async def _positioned() -> bool:
     return True
 
 
+async def _repartitioned() -> dict[tuple[str, int], int | None]:
+    return {}
+
+
 def _query(b_window: dict[str, Any]) -> Any:
     return parse_query(
         {
@@ -108,7 +112,7 @@ class Operator:
 
     def __init__(self, b_window: dict[str, Any], committed: dict[str, int] | None = None) -> None:
         self.query = _query(b_window)
-        setup = RekeySetup((RekeyedInput("b", "t.b", INTERNAL, 2),), GEN, _positioned)
+        setup = RekeySetup((RekeyedInput("b", "t.b", INTERNAL, 2),), GEN, _positioned, _repartitioned)
         self.builder = BatchBuilder(self.query, 0, "dead", internal_topics=setup.internal_topics)
         self.op = OperatorFactory(self.query, replan_every=None).build(0, journal=True, sources=setup.sources)
         self.observed: list[tuple[str, int, float]] = []

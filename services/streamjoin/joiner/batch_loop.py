@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from streamjoin.joiner.backlog import ReadPositions, SourceBacklog
 from streamjoin.joiner.batch import BatchBuilder
 from streamjoin.joiner.idle import IdleTracker
 from streamjoin.joiner.kafka_io import fetch_evenly
@@ -39,6 +40,9 @@ __all__ = ["BatchLoop", "LoopPhases"]
 _log = logging.getLogger(__name__)
 _Inflight = deque[tuple[str, int, "asyncio.Future[int]", int]]
 _Fetched = dict[TopicPartition, list[Any]]
+_PROBE_MS = 1_000
+"""How often at most an operator asks whether its silent re-keyed sources are caught up (or once an
+idle timeout, if shorter): `backlog.SourceBacklog`."""
 
 
 @dataclass(slots=True)
@@ -100,6 +104,7 @@ class BatchLoop:
         self._idle_ms = idle_ms
         self.phases = LoopPhases()
         self._prefetch: asyncio.Future[_Fetched] | None = None
+        self._sources: SourceBacklog | None = None
 
     async def run(
         self,
@@ -116,6 +121,8 @@ class BatchLoop:
             await self._run(consumer, operator, epoch, batch_no, offsets, trims, outboxes)
         finally:
             self._drop_prefetch()
+            if self._sources is not None:
+                self._sources.close()
             _log.info("%s: loop phases over %s", self._component, self.phases.describe())
 
     def _drop_prefetch(self) -> None:
@@ -140,14 +147,21 @@ class BatchLoop:
         seqs = {name: box.seq for name, box in outboxes.items()}
         exclusive = {name: self._outputs.exclusive(name) for name in outboxes}
         inflight: _Inflight = deque()
+        read = ReadPositions(consumer)
         idle_tracker = IdleTracker(
             operator.engine.set_idle,
             operator.engine.is_idle,
             p,
             builder.direct_streams_of,
-            [s for topic in builder.direct_streams_of.values() for s, _ in topic],
             self._idle_ms,
             time.monotonic(),
+            caught_up=lambda topic: read.caught_up(TopicPartition(topic, p)),
+        )
+        rekeyed = builder.rekeyed
+        self._sources = (
+            SourceBacklog.of(consumer, rekeyed.setup, p, interval_ms=min(self._idle_ms, _PROBE_MS))
+            if rekeyed is not None
+            else None
         )
         fence = functools.partial(self._store.check_owner, q, p, epoch)  # zombie fencing
         tp_list = sorted(consumer.assignment(), key=lambda tp: tp.topic)
@@ -167,8 +181,12 @@ class BatchLoop:
             data = await fetch_evenly(consumer, tp_list, cfg.max_batch, cfg.poll_ms, fetched)
             t1 = clock()
             now = time.monotonic()
-            idle_changed = idle_tracker.update(data, now)
-            if builder.rekeyed is not None and builder.rekeyed.update_idle(now):
+            idle_changed = await idle_tracker.update(data, now)
+            if (
+                rekeyed is not None
+                and self._sources is not None
+                and rekeyed.update_idle(now, self._sources, offsets)
+            ):
                 idle_changed = True
             if not data and not idle_changed and not trims:
                 continue  # idle: no input (not counted as a wait)

@@ -116,7 +116,12 @@ async def lay_out(
         return problem
     inputs = tuple(RekeyedInput(r.stream, r.topic, t, counts[r.topic]) for r, t in rekeyed)
     sources = [(position_name(gen, i.stream), s) for i in inputs for s in range(i.sources)]
-    setup = RekeySetup(inputs, gen, functools.partial(store.positioned, spec.name, sources))
+    keys = [(i.stream, s) for i in inputs for s in range(i.sources)]
+
+    async def repartitioned() -> dict[tuple[str, int], int | None]:
+        return dict(zip(keys, await store.positions(spec.name, sources), strict=True))
+
+    setup = RekeySetup(inputs, gen, functools.partial(store.positioned, spec.name, sources), repartitioned)
     jobs = tuple(
         RekeyJob(query, r.stream, r.topic, s, r.attribute, t, n, gen)
         for r, t in rekeyed

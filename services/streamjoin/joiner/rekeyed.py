@@ -11,7 +11,9 @@ for (input, source partition) was seen. Those highest offsets are committed with
 batch (`CommitBatch.sources`), so the filter survives the operator's own crash too.
 
 Each source partition of a re-keyed input holds the watermark and goes idle on its own: the
-operator registers all of them when it starts (`RekeySetup.sources`).
+operator registers all of them when it starts (`RekeySetup.sources`). One goes idle once it sent
+nothing for the idle timeout and is known caught up: its repartitioner at the source partition's
+end, and the operator past everything that repartitioner wrote to it (`backlog.SourceBacklog`).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import contextlib
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from streamjoin.engine import MultiJoin
 from streamjoin.joiner.rekey_format import HEADER_GEN, HEADER_MARK, HEADER_SOURCE, parse_mark, parse_position
@@ -32,6 +34,7 @@ __all__ = [
     "RekeySetup",
     "RekeyedInput",
     "RekeyedReader",
+    "SourceBacklogView",
     "SourceGroup",
     "SourceRecord",
     "first_offsets",
@@ -62,6 +65,9 @@ class RekeySetup:
     positioned: Callable[[], Awaitable[bool]]
     """True once every repartitioner of the query has its start position (the operator reports
     `running` only then, so a client that waits for it before producing loses nothing)."""
+    repartitioned: Callable[[], Awaitable[Mapping[tuple[str, int], int | None]]]
+    """The committed position (next source offset) of each (input, source partition)'s
+    repartitioner, None for one not positioned yet (`backlog.SourceBacklog` reads it)."""
 
     @property
     def internal_topics(self) -> dict[str, str]:
@@ -111,6 +117,7 @@ class RekeyedReader:
         now: float,
     ) -> None:
         """Start from the `committed` highest source offsets (`CommitBatch.sources`)."""
+        self.setup = setup
         self._by_topic = {i.internal_topic: i for i in setup.inputs}
         self._generation = setup.generation
         self._observe = observe
@@ -202,20 +209,39 @@ class RekeyedReader:
         self._dirty.clear()
         return changed
 
-    def update_idle(self, now: float) -> bool:
-        """Flag the source partitions that sent nothing (records or markers) for the idle timeout;
-        return True if any flag changed (the engine clears a flag itself when one sends again, and
-        every flag when input resumes after all were idle: their timeouts start over)."""
+    def update_idle(self, now: float, backlog: SourceBacklogView, offsets: Mapping[str, int]) -> bool:
+        """Flag the source partitions that sent nothing (records or markers) for the idle timeout and
+        that `backlog` knows are caught up (their repartitioner, and the operator's internal
+        partition as far as `offsets`, the next offset it reads of each topic); return True if any
+        flag changed (the engine clears a flag itself when one sends again, and every flag when
+        input resumes after all were idle: their timeouts start over)."""
         changed = False
         for key in [k for k in self._idle if not self._is_idle(*k)]:
             self._idle.discard(key)
             self.last_arrival[key] = now
-        for key, seen in self.last_arrival.items():
-            if key not in self._idle and now - seen > self._limit:
-                self._set_idle(key[0], key[1], True)
-                self._idle.add(key)
-                changed = True
+        silent = {
+            key: seen
+            for key, seen in self.last_arrival.items()
+            if key not in self._idle and now - seen > self._limit
+        }
+        if not silent:
+            return False
+        for key in backlog.caught_up(silent, offsets, now):
+            self._set_idle(key[0], key[1], True)
+            self._idle.add(key)
+            changed = True
         return changed
+
+
+class SourceBacklogView(Protocol):
+    """Which silent source partitions are known to hold nothing unread (`backlog.SourceBacklog`)."""
+
+    def caught_up(
+        self, silent_since: Mapping[tuple[str, int], float], read_to: Mapping[str, int], now: float
+    ) -> set[tuple[str, int]]:
+        """Return those of `silent_since` (source partition -> last arrival) known caught up since,
+        given `read_to` (topic -> the next offset the operator reads)."""
+        ...
 
 
 async def first_offsets(

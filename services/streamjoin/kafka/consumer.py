@@ -73,6 +73,10 @@ class Consumer(Protocol):
         """Return `partition`'s end as of the last fetch response (None before one)."""
         ...
 
+    def last_poll_timestamp(self, partition: TopicPartition) -> int | None:
+        """Return when (wall time, ms) the last fetch response of `partition` came (None before one)."""
+        ...
+
     async def getmany(
         self, *partitions: TopicPartition, timeout_ms: int = 0, max_records: int | None = None
     ) -> dict[TopicPartition, list[ConsumedRecord]]:

@@ -213,17 +213,22 @@ class RepartitionStore:
         value = await _guard(lambda: self._redis.hget(key, "position"))
         return int(value) if value is not None else None
 
-    async def positioned(self, query: str, sources: Iterable[tuple[str, int]]) -> bool:
-        """Return True when every (stream, source partition) of `sources` has a committed position."""
+    async def positions(self, query: str, sources: Iterable[tuple[str, int]]) -> list[int | None]:
+        """Return the committed position of each (stream, source partition) of `sources`, in order
+        (None: not positioned yet)."""
         keys = [self.key(self.prefix, query, stream, p) for stream, p in sources]
 
         async def run() -> list[Any]:
             async with self._redis.pipeline(transaction=False) as pipe:
                 for key in keys:
-                    pipe.hexists(key, "position")
+                    pipe.hget(key, "position")
                 return await pipe.execute()
 
-        return all(await _guard(run))
+        return [int(value) if value is not None else None for value in await _guard(run)]
+
+    async def positioned(self, query: str, sources: Iterable[tuple[str, int]]) -> bool:
+        """Return True when every (stream, source partition) of `sources` has a committed position."""
+        return all(position is not None for position in await self.positions(query, sources))
 
     @property
     def ledger_key(self) -> str:
