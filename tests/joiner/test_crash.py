@@ -23,7 +23,7 @@ from tests.joiner.harness import (
     wait_running,
 )
 
-pytestmark = [pytest.mark.timeout(300), pytest.mark.slow, pytest.mark.alone]
+pytestmark = [pytest.mark.timeout(300), pytest.mark.slow, pytest.mark.integration]
 
 
 def _compare(want: Counter[str], records: list[Any], logs: str) -> None:

@@ -37,7 +37,7 @@ from streamjoin.query import parse_query
 from streamjoin.registry import QueryRecord, RegistryStore, StreamRecord
 from streamjoin.registry.durable import KafkaRegistryLog
 
-pytestmark = [pytest.mark.timeout(600), pytest.mark.slow, pytest.mark.alone]
+pytestmark = [pytest.mark.timeout(600), pytest.mark.slow, pytest.mark.integration]
 
 _REBUILT = re.compile(
     r"rebuilt (\d+) entries .* in ([0-9.]+) s \((\d+) input records re-read\); (\d+) records"
