@@ -140,6 +140,15 @@ def test_readiness_probes_hit_real_endpoints() -> None:
     assert joiner["args"][joiner["args"].index("--ready-host") + 1] == "0.0.0.0"
 
 
+def test_the_workers_outlast_a_broker_failover() -> None:
+    """On a replicated cluster the workers' records wait longer than a failover (docs/deploy.md)."""
+    joiner = render().get("Deployment", "sj-streamjoin-joiner")["spec"]["template"]["spec"]["containers"][0]
+    assert int(joiner["args"][joiner["args"].index("--session-timeout-ms") + 1]) == 30_000
+    joiner = render({"joiner": {"sessionTimeoutMs": 45000}}).get("Deployment", "sj-streamjoin-joiner")
+    args = joiner["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert args[args.index("--session-timeout-ms") + 1] == "45000"
+
+
 def test_the_archiver_serves_metrics_to_the_cluster() -> None:
     """Prometheus in another pod scrapes the archiver: /metrics on every interface, probed over HTTP."""
     archiver = render().get("Deployment", "sj-streamjoin-archiver")["spec"]["template"]["spec"]["containers"][
