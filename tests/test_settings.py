@@ -163,3 +163,16 @@ def test_the_data_directory_is_the_users_unless_set(monkeypatch: pytest.MonkeyPa
     assert settings.backfill_jobs_dir == tmp_path / "mine" / "backfill-jobs"
     assert settings.as_env()["STREAMJOIN_DATA_DIR"] == str(tmp_path / "mine")  # what a job inherits
     assert load_api_settings(api_backfill_dir=str(tmp_path / "j")).backfill_jobs_dir == tmp_path / "j"
+
+
+def test_the_archive_is_in_the_data_directory_unless_set(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """An archiver or back-fill started from a checkout neither writes nor reads `./archive`."""
+    monkeypatch.delenv("STREAMJOIN_ARCHIVE_URL", raising=False)
+    monkeypatch.setenv("STREAMJOIN_DATA_DIR", str(tmp_path / "mine"))
+    assert load_settings().archive_url == str(tmp_path / "mine" / "archive")
+    assert load_settings(data_dir=str(tmp_path / "given")).archive_url == str(tmp_path / "given" / "archive")
+    monkeypatch.setenv("STREAMJOIN_ARCHIVE_URL", "s3a://bucket/archive")
+    assert load_settings().archive_url == "s3a://bucket/archive"
+    assert load_settings(archive_url=str(tmp_path / "a")).archive_url == str(tmp_path / "a")

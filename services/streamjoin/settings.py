@@ -100,7 +100,11 @@ class Settings(BaseSettings):
             'docs/registry.md, "Authentication"): at least 32 characters; production mode requires it.'
         ),
     )
-    archive_url: str = Field(default="./archive", description="Where the archiver writes.")
+    archive_url: str = Field(
+        default="",
+        description="Where the archiver writes and the back-fill reads: a local path or a URL "
+        "(`s3a://...`). Default: `archive/` in the data directory, never the working directory.",
+    )
     data_dir: Path = Field(
         default_factory=user_data_dir,
         description="Where the services keep their files: the control plane's back-fill jobs and their "
@@ -208,6 +212,16 @@ class Settings(BaseSettings):
     @classmethod
     def _upper(cls, value: Any) -> Any:
         return value.strip().upper() if isinstance(value, str) else value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _archive_in_the_data_dir(cls, values: Any) -> Any:
+        """An unset archive goes under the data directory, as the back-fill jobs' files do: a
+        command run from a checkout must not write into it."""
+        if isinstance(values, dict) and not values.get("archive_url"):
+            data_dir = values.get("data_dir") or user_data_dir()
+            values = {**values, "archive_url": str(Path(data_dir) / "archive")}
+        return values
 
     @model_validator(mode="after")
     def _check_security(self) -> Settings:
