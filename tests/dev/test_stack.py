@@ -23,6 +23,8 @@ from streamjoin.dev.procscan import group_members, pid_alive, processes_with_env
 from streamjoin.dev.redis_server import REDIS_BIN_ENV
 from streamjoin.dev.stack import EmbeddedStack
 
+pytestmark = pytest.mark.integration  # every test here starts a real stack (Kafka, Redis, the services)
+
 # A test module run by a pytest subprocess: it records the stack's pids, then fails or hangs.
 INNER_TEST = """
 import json, os, time
