@@ -156,6 +156,18 @@ class Settings(BaseSettings):
         ge=1024,
         description="The largest result or dead letter the joiner publishes (below max.message.bytes).",
     )
+    joiner_registry_lag_ms: int = Field(
+        default=30_000,
+        gt=0,
+        description="A joiner is not ready (`/readyz` 503) once the registry's latest version has gone "
+        'unapplied this long (docs/joiner.md, "Readiness").',
+    )
+    joiner_layout_concurrency: int = Field(
+        default=4,
+        gt=0,
+        le=64,
+        description="Queries a joiner lays out at once (creates their topics), off its running operators.",
+    )
     redis_tls_ca_file: FilePath | None = Field(
         default=None, description="PEM file of the CA that signed Redis's certificate (`rediss://` only)."
     )
