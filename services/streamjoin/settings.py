@@ -168,6 +168,12 @@ class Settings(BaseSettings):
         le=64,
         description="Queries a joiner lays out at once (creates their topics), off its running operators.",
     )
+    joiner_layout_wave_ms: int = Field(
+        default=10_000,
+        gt=0,
+        description="While a joiner lays queries out, it starts the finished ones together at most this "
+        "often (each start is one rebalance of its consumer group, which restarts every operator).",
+    )
     redis_tls_ca_file: FilePath | None = Field(
         default=None, description="PEM file of the CA that signed Redis's certificate (`rediss://` only)."
     )

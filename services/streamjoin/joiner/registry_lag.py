@@ -19,7 +19,16 @@ True
 
 from __future__ import annotations
 
+import time
+from typing import Protocol
+
+from streamjoin.joiner.health import Health
+
 __all__ = ["RegistryLag"]
+
+
+class _Versioned(Protocol):
+    async def version(self) -> int: ...
 
 
 class RegistryLag:
@@ -29,6 +38,12 @@ class RegistryLag:
         """Report a problem once the worker has been behind for more than `bound_ms`."""
         self.bound_ms = bound_ms
         self._behind_since_ms: int | None = None
+
+    async def check(self, registry: _Versioned, applied: int, health: Health) -> None:
+        """Read the registry's version and set (or clear) the `registry-lag` problem of `health`."""
+        latest = await registry.version()
+        now_ms = int(time.monotonic() * 1000)
+        health.set("registry-lag", self.observe(latest=latest, applied=applied, now_ms=now_ms))
 
     def observe(self, *, latest: int, applied: int, now_ms: int) -> str | None:
         """Return the readiness problem given the registry's `latest` version and the `applied` one."""

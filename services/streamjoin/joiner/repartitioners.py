@@ -143,8 +143,10 @@ class Repartitioners:
         deletes those the new definition does not re-key)."""
         await self.topics.retire(query, deleted=False)
 
-    async def sweep(self) -> None:
-        """Delete the internal topics no query uses (failures are logged; the next sweep retries)."""
+    async def sweep(self, after_s: float = 0.0) -> None:
+        """Delete the internal topics no query uses, after `after_s` (failures are logged; the next
+        sweep retries)."""
+        await asyncio.sleep(after_s)
         try:
             await self.topics.sweep()
         except Exception as exc:

@@ -81,6 +81,7 @@ class JoinerWorker:
         self._laid = QueryLayouts(  # `self._specs` is replaced on each change: read it when asked
             self._lay_out, lambda name: self._specs.get(name), lock=self._lock, status=self._status,
             registry=self._registry, on_laid_out=self._kick, concurrency=config.layout_concurrency,
+            wave_ms=config.layout_wave_ms,
         )  # fmt: skip
         self._layouts, self._partitions = self._laid.by_query, self._laid.partitions
         self._started_at = time.time()
@@ -131,7 +132,7 @@ class JoinerWorker:
             self._specs, _ = specs_from_snapshot(snapshot)
             self._version = self._applied = snapshot.version
             # The anchor topic keeps the group's subscription non-empty while no query is registered.
-            add_input_topics(self._app, {ANCHOR_TOPIC} | self._all_topics(), self._known_topics)
+            add_input_topics(self._app, {ANCHOR_TOPIC} | self._laid.topics(), self._known_topics)
             self._app.finalize()
             await self._app.start()
             self.health.started = True
@@ -186,12 +187,6 @@ class JoinerWorker:
 
     # -- registry -----------------------------------------------------------------------------
 
-    def _all_topics(self) -> set[str]:
-        """The topics of the queries laid out only (a missing input topic is found, not subscribed to)."""
-        return {
-            t for layout in self._layouts.values() for t in (*layout.input_topics, *layout.internal_topics)
-        }
-
     async def _watch_registry(self) -> None:
         while True:
             try:
@@ -217,40 +212,49 @@ class JoinerWorker:
                 await self._stop_ops(list(self._ops), released="Redis was replaced")
             old = self._specs
             self._specs, self._version = specs, snapshot.version
-            for name in set(old) - set(specs):
-                layout = self._layouts.get(name)  # its repartitioners' marks go too
-                rekeyed = [(j.position_name, j.partition) for j in layout.jobs] if layout else []
-                await self._positions.forget(name, range(self._partitions.get(name, 0)), rekeyed)
-                await self._rekeyers.drop(
-                    old[name].query, await self._forget(name), self._app, self._known_topics
-                )  # swept once below, for every deleted query
-                self._factories.drop(name)
-                dropped = await self._store.drop_query(name)
-                _log.info("query %s deleted: dropped %d state keys", name, dropped)
+            if gone := set(old) - set(specs):
+                await self._drop_queries({name: old[name] for name in gone})
             for name, spec in specs.items():
                 if name in old and old[name].revision != spec.revision:
-                    await self._forget(name)  # its output topic or partitions may differ now
+                    await self._forget({name})  # its output topic or partitions may differ now
                     await self._store.drop_query(name)  # re-keying restarts under a new incarnation tag
                     await self._rekeyers.redefined(old[name].query)  # the next sweep deletes what is unused
                     _log.info("query %s redefined (revision %d): state reset", name, spec.revision)
             self._status.retain(snapshot.queries)
             for name, problem in problems.items():
                 self._status.problem(name, problem)
-        if set(old) - set(specs):
-            self._background(self._rekeyers.sweep())  # one batch of topic deletions, off the lock
-        for agent in add_input_topics(self._app, self._all_topics(), self._known_topics):
+        if gone:  # one batch of topic deletions, off the lock, once the group stopped reading them
+            self._background(self._rekeyers.sweep(after_s=2.0))
+        for agent in add_input_topics(self._app, self._laid.topics(), self._known_topics):
             await agent.start()
         await self._reconcile()
         self._applied = max(self._applied, snapshot.version)
 
-    async def _forget(self, name: str) -> tuple[str, ...]:
-        """Stop query `name`'s operators and repartitioners and forget what was found about it
-        (deleted or redefined); return its internal topics."""
-        await self._stop_ops([k for k in self._ops if k[0] == name])
-        await self._rekeyers.stop([k for k in self._rekeyers.running if k[0] == name])
-        layout = self._laid.forget(name)
-        self._status.forget(name)
-        return layout.internal_topics if layout is not None else ()
+    async def _drop_queries(self, gone: dict[str, QuerySpec]) -> None:
+        """Tear deleted queries down together (operators stop at once, then the rest concurrently):
+        one after another, 30 deletions held the lock 30 s and a revoke behind it (exit 75)."""
+        layouts = {n: self._layouts.get(n) for n in gone}
+        internal = await self._forget(set(gone))
+
+        async def drop(name: str) -> None:
+            layout = layouts[name]  # its repartitioners' marks go too
+            rekeyed = [(j.position_name, j.partition) for j in layout.jobs] if layout else []
+            await self._positions.forget(name, range(layout.partitions if layout else 0), rekeyed)
+            await self._rekeyers.drop(gone[name].query, internal[name], self._app, self._known_topics)
+            self._factories.drop(name)
+            _log.info("query %s deleted: dropped %d state keys", name, await self._store.drop_query(name))
+
+        await asyncio.gather(*(drop(name) for name in sorted(gone)))
+
+    async def _forget(self, names: set[str]) -> dict[str, tuple[str, ...]]:
+        """Stop the operators and repartitioners of queries `names` (at once) and forget what was found
+        about them (deleted or redefined); return their internal topics."""
+        await self._stop_ops([k for k in self._ops if k[0] in names])
+        await self._rekeyers.stop([k for k in self._rekeyers.running if k[0] in names])
+        for name in names:
+            self._status.forget(name)
+        layouts = {name: self._laid.forget(name) for name in names}
+        return {name: layout.internal_topics if layout else () for name, layout in layouts.items()}
 
     # -- assignment ---------------------------------------------------------------------------
 
@@ -320,7 +324,7 @@ class JoinerWorker:
                     continue
                 self._start_op(key, spec)
             await self._rekeyers.sync(self._wanted_jobs())
-        for agent in add_input_topics(self._app, self._all_topics(), self._known_topics):
+        for agent in add_input_topics(self._app, self._laid.topics(), self._known_topics):
             await agent.start()  # a new query's internal topics
         await self._sync_status()
 
@@ -381,9 +385,7 @@ class JoinerWorker:
         )
         # Also picks up what an earlier attempt could not do (topics missing, an operator that ended).
         self._kick()
-        latest, now_ms = await self._registry.version(), int(time.monotonic() * 1000)
-        lag = self._lag.observe(latest=latest, applied=self._applied, now_ms=now_ms)
-        self.health.set("registry-lag", lag)  # behind the registry too long: not ready
+        await self._lag.check(self._registry, self._applied, self.health)  # behind too long: not ready
 
     async def _probe_kafka(self) -> None:
         assert self._meta is not None
