@@ -5,36 +5,25 @@ worker (in this process, so the test can keep it busy), the real broker and Redi
 from __future__ import annotations
 
 import asyncio
-import json
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 from tests.joiner.conftest import QuerySetup
-from tests.joiner.harness import make_workload, register_query, wait_running
+from tests.joiner.harness import make_workload, readyz, register_query, wait_running
 
-from streamjoin.dev.ports import LOOPBACK, free_port
+from streamjoin.dev.ports import free_port
 from streamjoin.joiner import JoinerWorker, WorkerConfig
 from streamjoin.settings import load_settings
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.slow, pytest.mark.integration]
 
 
-def _readyz(port: int) -> tuple[int, dict[str, Any]]:
-    try:
-        with urllib.request.urlopen(f"http://{LOOPBACK}:{port}/readyz", timeout=2) as response:
-            return response.status, json.loads(response.read())
-    except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read())
-
-
 async def _until(port: int, ready: bool, timeout_s: float) -> dict[str, Any]:
     """Poll `/readyz` until it says `ready`; return its body."""
     body: dict[str, Any] = {}
     for _ in range(int(timeout_s * 10)):
-        status, body = await asyncio.to_thread(_readyz, port)
+        status, body = await asyncio.to_thread(readyz, port)
         if (status == 200) is ready:
             return body
         await asyncio.sleep(0.1)

@@ -71,11 +71,6 @@ class QueryLayouts:
         self._waiting_since: float | None = None
         self._tasks: dict[tuple[str, str], asyncio.Task[None]] = {}
 
-    @property
-    def in_flight(self) -> int:
-        """Return how many layouts are queued or running."""
-        return len(self._tasks)
-
     def want(self, specs: Mapping[str, QuerySpec]) -> None:
         """Release the waiting layouts if their wave is due, and queue the layout of every query of
         `specs` (the worker's current ones) not laid out yet. Call it under the worker's lock."""
