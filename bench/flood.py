@@ -187,7 +187,8 @@ def flood(
     tag = tag or uuid.uuid4().hex[:6]
     live_output = f"flood.live.{tag}"
     live = {"name": "live", "cql": LIVE_CQL, "output": {"topic": live_output}}
-    assert client.post("/v1/queries", json=live).status_code == 201
+    if (answer := client.post("/v1/queries", json=live)).status_code != 201:
+        raise RuntimeError(f"registering the live query failed: {answer.status_code} {answer.text}")
     if not _wait(lambda: _statuses(client).get("live") == "running", 120):
         raise RuntimeError(f"the live query never ran: {_statuses(client)}")
     probe = LatencyProbe(bootstrap, topics, live_output)
@@ -229,7 +230,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     from tests.joiner.harness import JoinerProcess
 
     from streamjoin.dev.stack import EmbeddedStack
-    from streamjoin.topics import TopicSpec, create_topics
+    from streamjoin.topics import TopicSpec, create_topics, load_catalog
 
     raw = argparse.RawDescriptionHelpFormatter
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=raw)
@@ -240,12 +241,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp, EmbeddedStack(workdir=Path(tmp) / "stack") as stack:
         topics = {s: f"flood.in.{s}" for s in ("a", "b")}
+        create_topics(stack.bootstrap, load_catalog())  # the registry's log, the positions, ...
         create_topics(stack.bootstrap, [TopicSpec(t, "input", 2) for t in topics.values()])
         settings = api_settings(stack.redis_url, stack.bootstrap, api_max_queries=args.queries + 10,
                                 api_max_pending_queries=args.max_pending)  # fmt: skip
         with running_api(settings) as api:
+            _wait(lambda: api.anon.get("/readyz").status_code == 200, 60)  # the registry restored
             for s, t in topics.items():
-                api.client.post("/v1/streams", json={"name": s, "topic": t, "timestamp": "ts", "key": "k"})
+                body = {"name": s, "topic": t, "timestamp": "ts", "key": "k"}
+                if (answer := api.client.post("/v1/streams", json=body)).status_code != 201:
+                    raise RuntimeError(f"registering stream {s} failed: {answer.status_code} {answer.text}")
             where = (Path(tmp), stack.bootstrap, stack.redis_url)
             workers = [
                 JoinerProcess(*where, group="flood", prefix=api.prefix, name=f"w{i}")
