@@ -150,7 +150,11 @@ def _register_all(client: httpx.Client, bodies: list[dict[str, Any]], figures: F
 
     async def one(c: httpx.AsyncClient, body: dict[str, Any]) -> None:
         while True:
-            r = await c.post("/v1/queries", json=body)
+            try:
+                r = await c.post("/v1/queries", json=body)
+            except httpx.TransportError:  # a kept-alive connection the server closed meanwhile
+                await asyncio.sleep(1)
+                continue
             if r.status_code == 429:
                 figures.refused_429 += 1
                 await asyncio.sleep(float(r.headers.get("Retry-After", "1")))
