@@ -160,6 +160,24 @@ class Settings(BaseSettings):
         ge=1024,
         description="The largest result or dead letter the joiner publishes (below max.message.bytes).",
     )
+    joiner_registry_lag_ms: int = Field(
+        default=30_000,
+        gt=0,
+        description="A joiner is not ready (`/readyz` 503) once the registry's latest version has gone "
+        'unapplied this long (docs/joiner.md, "Readiness").',
+    )
+    joiner_layout_concurrency: int = Field(
+        default=4,
+        gt=0,
+        le=64,
+        description="Queries a joiner lays out at once (creates their topics), off its running operators.",
+    )
+    joiner_layout_wave_ms: int = Field(
+        default=10_000,
+        gt=0,
+        description="While a joiner lays queries out, it starts the finished ones together at most this "
+        "often (each start is one rebalance of its consumer group, which restarts every operator).",
+    )
     redis_tls_ca_file: FilePath | None = Field(
         default=None, description="PEM file of the CA that signed Redis's certificate (`rediss://` only)."
     )

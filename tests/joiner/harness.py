@@ -255,6 +255,18 @@ def readiness(port: int) -> bool | None:
         return None
 
 
+def readyz(port: int) -> tuple[int, dict[str, Any]]:
+    """Return a worker's `GET /readyz` on `port`: the status code and the JSON body (0 and the error
+    when nothing answers)."""
+    try:
+        with urllib.request.urlopen(f"http://{LOOPBACK}:{port}/readyz", timeout=2) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+    except OSError as exc:
+        return 0, {"error": str(exc)}
+
+
 async def wait_ready(port: int, timeout_s: float = 10) -> bool:
     """Wait until the worker's `GET /readyz` on `port` says ready; return whether it did in time."""
     deadline = time.monotonic() + timeout_s

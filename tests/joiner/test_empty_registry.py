@@ -5,8 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-import urllib.error
-import urllib.request
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -19,31 +17,22 @@ from tests.joiner.harness import (
     expected_ids,
     make_workload,
     produce,
+    readyz,
     register_query,
     run_scenario,
     wait_running,
 )
 
-from streamjoin.dev.ports import LOOPBACK, free_port
+from streamjoin.dev.ports import free_port
 
 pytestmark = pytest.mark.timeout(180)
-
-
-def _readyz(port: int) -> tuple[int, dict[str, object]]:
-    try:
-        with urllib.request.urlopen(f"http://{LOOPBACK}:{port}/readyz", timeout=2) as r:
-            return r.status, json.loads(r.read())
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read())
-    except OSError as e:
-        return 0, {"error": str(e)}
 
 
 def _wait_ready(port: int, timeout_s: float = 60) -> None:
     deadline = time.monotonic() + timeout_s
     answer: tuple[int, dict[str, object]] = (0, {})
     while time.monotonic() < deadline:
-        answer = _readyz(port)
+        answer = readyz(port)
         if answer[0] == 200:
             return
         time.sleep(0.2)
@@ -71,7 +60,7 @@ def test_query_registered_after_start_runs(
         joiner.start()
         await asyncio.to_thread(_wait_ready, port)
         await asyncio.sleep(2)  # past the moment an empty subscription used to crash the conductor
-        status, body = _readyz(port)
+        status, body = readyz(port)
         assert status == 200, body
         await register_query(redis_server, s.prefix, w.query_json)
         await wait_running(redis_server, s.prefix, s.name, 2)

@@ -72,6 +72,14 @@ class ApiSettings(Settings):
     api_log_level: str = Field(default="info", description="Log level of the control plane.")
     api_max_query_inputs: int = Field(default=16, gt=1, description="Most inputs one query may join.")
     api_max_queries: int = Field(default=100, gt=0, description="Most queries the deployment may hold.")
+    api_max_pending_queries: int = Field(
+        default=20,
+        gt=0,
+        description="Most registered queries no worker has laid out yet; more registrations get a 429.",
+    )
+    api_pending_retry_after_s: int = Field(
+        default=5, gt=0, description="The `Retry-After` of a registration refused for the pending backlog."
+    )
     api_state_budget_bytes: int = Field(
         default=1 << 30, gt=0, description="Largest estimated window state a query may register with."
     )

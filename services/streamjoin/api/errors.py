@@ -39,12 +39,22 @@ _log = logging.getLogger(__name__)
 class ApiError(Exception):
     """An answer other than success, raised by the service layer."""
 
-    def __init__(self, status_code: int, code: str, detail: str, *, field: str | None = None) -> None:
+    def __init__(
+        self,
+        status_code: int,
+        code: str,
+        detail: str,
+        *,
+        field: str | None = None,
+        retry_after_s: int | None = None,
+    ) -> None:
         super().__init__(detail)
         self.status_code = status_code
         self.code = code
         self.detail = detail
         self.field = field
+        self.retry_after_s = retry_after_s
+        """Seconds after which the same request may succeed (the `Retry-After` header), if any."""
 
 
 def field_path(loc: Sequence[int | str]) -> str:
@@ -70,13 +80,15 @@ def field_path(loc: Sequence[int | str]) -> str:
 
 
 def _answer(status_code: int, body: ErrorPublic, headers: dict[str, str] | None = None) -> JSONResponse:
-    return JSONResponse(body.model_dump(exclude_none=True), status_code=status_code, headers=headers)
+    return JSONResponse(body.model_dump(exclude_none=True), status_code=status_code, headers=headers or None)
 
 
 async def _api_error(request: Request, exc: Exception) -> JSONResponse:
     if not isinstance(exc, ApiError):
         raise exc
-    headers = {"WWW-Authenticate": "Bearer"} if exc.status_code == status.HTTP_401_UNAUTHORIZED else None
+    headers = {"WWW-Authenticate": "Bearer"} if exc.status_code == status.HTTP_401_UNAUTHORIZED else {}
+    if exc.retry_after_s is not None:
+        headers["Retry-After"] = str(exc.retry_after_s)
     return _answer(exc.status_code, ErrorPublic(detail=exc.detail, code=exc.code, field=exc.field), headers)
 
 

@@ -51,6 +51,9 @@ def run_joiner(
         ready_port=ready_port,
         session_timeout_ms=session_timeout_ms,
         group_stall_ms=group_stall_ms,
+        registry_lag_ms=settings.joiner_registry_lag_ms,
+        layout_concurrency=settings.joiner_layout_concurrency,
+        layout_wave_ms=settings.joiner_layout_wave_ms,
         operator=OperatorConfig(
             max_batch=max_batch,
             fetch_wait_ms=fetch_wait_ms,

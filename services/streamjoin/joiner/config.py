@@ -36,4 +36,11 @@ class WorkerConfig:
     stats_interval_ms: int = 1_000
     replan_interval_ms: int = 5_000
     shutdown_timeout_ms: int = 8_000
+    registry_lag_ms: int = 30_000
+    """Not ready once the registry's latest version has gone unapplied this long (`registry_lag`)."""
+    layout_concurrency: int = 4
+    """Queries laid out at once (topics created, `layouts`)."""
+    layout_wave_ms: int = 10_000
+    """While layouts are still running, the finished ones are released together at most this often
+    (each release is one rebalance of the group: `layouts`)."""
     operator: OperatorConfig = field(default_factory=OperatorConfig)

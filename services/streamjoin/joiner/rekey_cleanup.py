@@ -80,7 +80,7 @@ class InternalTopics:
             specs, _ = specs_from_snapshot(snapshot)
             wanted = {t for s in specs.values() for t in s.topics} | set(ledger)
             counts = await _partition_counts(self._kafka, wanted)
-            deleted: list[str] = []
+            marked: list[tuple[str, str, str, str]] = []  # (topic, query, generation, mark token)
             for topic, (query, gen) in sorted(ledger.items()):
                 spec = specs.get(query)
                 if spec is None and query in snapshot.queries:
@@ -100,17 +100,28 @@ class InternalTopics:
                 else:
                     await self._store.drop(query)
                 token = uuid.uuid4().hex
-                if not await self._store.mark_deleting(topic, query, gen, token, MARK_TTL_MS):
-                    continue  # a new incarnation recorded it since the ledger was read (or another sweep)
-                try:
-                    await asyncio.to_thread(delete_internal_topics, self._kafka, [topic])
-                    if await self._store.forget_topic(topic, query, gen):
-                        deleted.append(topic)
-                finally:
-                    await self._store.unmark_deleting(topic, token)
+                if await self._store.mark_deleting(topic, query, gen, token, MARK_TTL_MS):
+                    marked.append((topic, query, gen, token))
+                # else: a new incarnation recorded it since the ledger was read (or another sweep)
+            deleted = await self._delete(marked)
             if deleted:
                 _log.info("deleted internal topics no query uses: %s", ", ".join(deleted))
             return deleted
+
+    async def _delete(self, marked: list[tuple[str, str, str, str]]) -> list[str]:
+        """Delete the `marked` topics in one admin request (a flood's hundreds of topics are one
+        round trip, not one each), then their ledger entries; unmark them in any case."""
+        deleted: list[str] = []
+        try:
+            if marked:
+                await asyncio.to_thread(delete_internal_topics, self._kafka, [m[0] for m in marked])
+            for topic, query, gen, _ in marked:
+                if await self._store.forget_topic(topic, query, gen):
+                    deleted.append(topic)
+        finally:
+            for topic, _, _, token in marked:
+                await self._store.unmark_deleting(topic, token)
+        return deleted
 
 
 async def _partition_counts(kafka: KafkaClients, topics: Iterable[str]) -> dict[str, int]:

@@ -131,20 +131,22 @@ class Repartitioners:
 
     async def drop(self, query: QueryDef, internal: Iterable[str], app: Any, subscribed: set[str]) -> None:
         """Stop reading a deleted query's internal topics, fence its repartitioners and delete their
-        positions and the topics (`rekey_cleanup`: every worker tries, and whoever sweeps next
-        finishes what a failure or a crash left)."""
+        positions, and list the topics for deletion (the caller `sweep`s once for every query it
+        dropped; `rekey_cleanup`: every worker tries, and whoever sweeps next finishes what a
+        failure or a crash left)."""
         topics = (*internal, *possible_internal_topics(query))
         await remove_input_topics(app, topics, subscribed)  # the worker's group stops reading them
         await self.topics.retire(query, deleted=True)
-        await self.sweep()
 
     async def redefined(self, query: QueryDef) -> None:
         """List the internal topics of the definition a redefinition replaced (the next sweep
         deletes those the new definition does not re-key)."""
         await self.topics.retire(query, deleted=False)
 
-    async def sweep(self) -> None:
-        """Delete the internal topics no query uses (failures are logged; the next sweep retries)."""
+    async def sweep(self, after_s: float = 0.0) -> None:
+        """Delete the internal topics no query uses, after `after_s` (failures are logged; the next
+        sweep retries)."""
+        await asyncio.sleep(after_s)
         try:
             await self.topics.sweep()
         except Exception as exc:

@@ -21,12 +21,14 @@ from typing import Any
 from streamjoin.joiner.app import add_input_topics, make_app
 from streamjoin.joiner.config import WorkerConfig
 from streamjoin.joiner.health import Health, serve_readiness
-from streamjoin.joiner.operator import OutputTopics, PartitionOperator
+from streamjoin.joiner.layouts import QueryLayouts
+from streamjoin.joiner.operator import PartitionOperator
 from streamjoin.joiner.planning import QueryFactories
 from streamjoin.joiner.positions import PositionLog
 from streamjoin.joiner.publisher import Publisher
-from streamjoin.joiner.query_layout import QueryLayout, lay_out, status_note
+from streamjoin.joiner.query_layout import QueryLayout, lay_out
 from streamjoin.joiner.registry_epoch import RegistryEpoch
+from streamjoin.joiner.registry_lag import RegistryLag
 from streamjoin.joiner.registry_watch import QuerySpec, specs_from_snapshot
 from streamjoin.joiner.repartitioners import Repartitioners
 from streamjoin.joiner.status import StatusReporter
@@ -64,9 +66,6 @@ class JoinerWorker:
         self._faust_dir = tempfile.TemporaryDirectory(prefix="streamjoin-faust-")
         self._known_topics: set[str] = set()
         self._specs: dict[str, QuerySpec] = {}
-        self._outputs: dict[str, OutputTopics] = {}
-        self._partitions: dict[str, int] = {}
-        self._layouts: dict[str, QueryLayout] = {}
         self._rekeyers = Repartitioners.from_settings(
             settings, config, self._kafka, self.health, self._registry, self._positions
         )
@@ -76,7 +75,15 @@ class JoinerWorker:
         self._factories = QueryFactories()
         self._status = StatusReporter(self._registry, config.worker_id)
         self._version = 0
+        self._applied = 0  # the version whose snapshot `_apply` finished taking in
+        self._lag = RegistryLag(config.registry_lag_ms)
         self._lock = asyncio.Lock()
+        self._laid = QueryLayouts(  # `self._specs` is replaced on each change: read it when asked
+            self._lay_out, lambda name: self._specs.get(name), lock=self._lock, status=self._status,
+            registry=self._registry, on_laid_out=self._kick, concurrency=config.layout_concurrency,
+            wave_ms=config.layout_wave_ms,
+        )  # fmt: skip
+        self._layouts, self._partitions = self._laid.by_query, self._laid.partitions
         self._started_at = time.time()
         self._tasks: set[asyncio.Future[None]] = set()
         self.exit_code = 0  # the process's, once `run` returned (`group_watch.EXIT_GROUP_STALLED`: rejoin)
@@ -123,9 +130,9 @@ class JoinerWorker:
             self._app.on_partitions_revoked.connect(self._on_revoked)
             self._app.on_partitions_assigned.connect(self._on_assigned)
             self._specs, _ = specs_from_snapshot(snapshot)
-            self._version = snapshot.version
+            self._version = self._applied = snapshot.version
             # The anchor topic keeps the group's subscription non-empty while no query is registered.
-            add_input_topics(self._app, {ANCHOR_TOPIC} | self._all_topics(), self._known_topics)
+            add_input_topics(self._app, {ANCHOR_TOPIC} | self._laid.topics(), self._known_topics)
             self._app.finalize()
             await self._app.start()
             self.health.started = True
@@ -149,6 +156,7 @@ class JoinerWorker:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        await self._laid.close()
         async with self._lock:
             await self._stop_ops(list(self._ops), released="the worker stopped")
             await self._rekeyers.close()
@@ -179,17 +187,11 @@ class JoinerWorker:
 
     # -- registry -----------------------------------------------------------------------------
 
-    def _all_topics(self) -> set[str]:
-        """The topics of the queries laid out only (a missing input topic is found, not subscribed to)."""
-        return {
-            t for layout in self._layouts.values() for t in (*layout.input_topics, *layout.internal_topics)
-        }
-
     async def _watch_registry(self) -> None:
         while True:
             try:
                 async for version in self._registry.watch():
-                    if version != self._version or not self._outputs or self._epoch.problem:
+                    if version != self._version or not self._layouts or self._epoch.problem:
                         snapshot = await self._registry.snapshot()
                         await self._apply(snapshot)
                     else:
@@ -210,39 +212,49 @@ class JoinerWorker:
                 await self._stop_ops(list(self._ops), released="Redis was replaced")
             old = self._specs
             self._specs, self._version = specs, snapshot.version
-            for name in set(old) - set(specs):
-                layout = self._layouts.get(name)  # its repartitioners' marks go too
-                rekeyed = [(j.position_name, j.partition) for j in layout.jobs] if layout else []
-                await self._positions.forget(name, range(self._partitions.get(name, 0)), rekeyed)
-                await self._rekeyers.drop(
-                    old[name].query, await self._forget(name), self._app, self._known_topics
-                )
-                self._factories.drop(name)
-                dropped = await self._store.drop_query(name)
-                _log.info("query %s deleted: dropped %d state keys", name, dropped)
+            if gone := set(old) - set(specs):
+                await self._drop_queries({name: old[name] for name in gone})
             for name, spec in specs.items():
                 if name in old and old[name].revision != spec.revision:
-                    await self._forget(name)  # its output topic or partitions may differ now
+                    await self._forget({name})  # its output topic or partitions may differ now
                     await self._store.drop_query(name)  # re-keying restarts under a new incarnation tag
                     await self._rekeyers.redefined(old[name].query)  # the next sweep deletes what is unused
                     _log.info("query %s redefined (revision %d): state reset", name, spec.revision)
             self._status.retain(snapshot.queries)
             for name, problem in problems.items():
                 self._status.problem(name, problem)
-        for agent in add_input_topics(self._app, self._all_topics(), self._known_topics):
+        if gone:  # one batch of topic deletions, off the lock, once the group stopped reading them
+            self._background(self._rekeyers.sweep(after_s=2.0))
+        for agent in add_input_topics(self._app, self._laid.topics(), self._known_topics):
             await agent.start()
         await self._reconcile()
+        self._applied = max(self._applied, snapshot.version)
 
-    async def _forget(self, name: str) -> tuple[str, ...]:
-        """Stop query `name`'s operators and repartitioners and forget what was found about it
-        (deleted or redefined); return its internal topics."""
-        await self._stop_ops([k for k in self._ops if k[0] == name])
-        await self._rekeyers.stop([k for k in self._rekeyers.running if k[0] == name])
-        self._outputs.pop(name, None)
-        self._partitions.pop(name, None)
-        layout = self._layouts.pop(name, None)
-        self._status.forget(name)
-        return layout.internal_topics if layout is not None else ()
+    async def _drop_queries(self, gone: dict[str, QuerySpec]) -> None:
+        """Tear deleted queries down together (operators stop at once, then the rest concurrently):
+        one after another, 30 deletions held the lock 30 s and a revoke behind it (exit 75)."""
+        layouts = {n: self._layouts.get(n) for n in gone}
+        internal = await self._forget(set(gone))
+
+        async def drop(name: str) -> None:
+            layout = layouts[name]  # its repartitioners' marks go too
+            rekeyed = [(j.position_name, j.partition) for j in layout.jobs] if layout else []
+            await self._positions.forget(name, range(layout.partitions if layout else 0), rekeyed)
+            await self._rekeyers.drop(gone[name].query, internal[name], self._app, self._known_topics)
+            self._factories.drop(name)
+            _log.info("query %s deleted: dropped %d state keys", name, await self._store.drop_query(name))
+
+        await asyncio.gather(*(drop(name) for name in sorted(gone)))
+
+    async def _forget(self, names: set[str]) -> dict[str, tuple[str, ...]]:
+        """Stop the operators and repartitioners of queries `names` (at once) and forget what was found
+        about them (deleted or redefined); return their internal topics."""
+        await self._stop_ops([k for k in self._ops if k[0] in names])
+        await self._rekeyers.stop([k for k in self._rekeyers.running if k[0] in names])
+        for name in names:
+            self._status.forget(name)
+        layouts = {name: self._laid.forget(name) for name in names}
+        return {name: layout.internal_topics if layout else () for name, layout in layouts.items()}
 
     # -- assignment ---------------------------------------------------------------------------
 
@@ -292,10 +304,10 @@ class JoinerWorker:
     async def _reconcile(self) -> None:
         """Start the operators this worker should run and stop the others."""
         async with self._lock:
-            await self._prepare_queries()
+            self._laid.want(self._specs)  # new queries: laid out in tasks, a few at a time
             want: dict[OpKey, QuerySpec] = {}
             for name, spec in self._specs.items():
-                if name not in self._outputs:
+                if name not in self._layouts:
                     continue
                 for p in range(self._partitions[name]):
                     if self._owned((name, p)):
@@ -312,36 +324,21 @@ class JoinerWorker:
                     continue
                 self._start_op(key, spec)
             await self._rekeyers.sync(self._wanted_jobs())
-        for agent in add_input_topics(self._app, self._all_topics(), self._known_topics):
+        for agent in add_input_topics(self._app, self._laid.topics(), self._known_topics):
             await agent.start()  # a new query's internal topics
         await self._sync_status()
 
-    async def _prepare_queries(self) -> None:
-        """Lay each new query out (partitioning plan, topics: `query_layout`)."""
+    async def _lay_out(self, spec: QuerySpec) -> QueryLayout | str:
         assert self._meta is not None
-        for name, spec in self._specs.items():
-            if name in self._layouts:
-                self._status.problem(name, None)
-                continue
-            layout = await lay_out(spec, self._meta, self._kafka, self._rekeyers.store)
-            problem = layout if isinstance(layout, str) else None
-            self._status.problem(name, problem)
-            if isinstance(layout, str):
-                _log.warning("query %s: %s", name, layout)
-                continue
-            await self._registry.write_partitioning(name, layout.plan)  # `/plan`, the query status
-            self._layouts[name] = layout
-            self._outputs[name] = layout.outputs
-            self._partitions[name] = layout.partitions
-            _log.info("query %s: %s", name, status_note(layout.plan) or "every input read directly")
+        return await lay_out(spec, self._meta, self._kafka, self._rekeyers.store)
 
     def _start_op(self, key: OpKey, spec: QuerySpec) -> None:
-        rekey, outputs = self._layouts[spec.name].rekey, self._outputs[key[0]]
+        rekey, outputs = self._layouts[spec.name].rekey, self._layouts[spec.name].outputs
         assert self._publisher is not None
         op = PartitionOperator(
             self._factories.factory(spec.query),
             key[1],
-            outputs=self._outputs[spec.name],
+            outputs=outputs,
             kafka=self._kafka,
             store=self._store,
             publisher=self._publisher,
@@ -388,6 +385,7 @@ class JoinerWorker:
         )
         # Also picks up what an earlier attempt could not do (topics missing, an operator that ended).
         self._kick()
+        await self._lag.check(self._registry, self._applied, self.health)  # behind too long: not ready
 
     async def _probe_kafka(self) -> None:
         assert self._meta is not None

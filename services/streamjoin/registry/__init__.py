@@ -1,6 +1,7 @@
 """The registry in Redis, with its durable log on Kafka: streams, queries and controls (control plane)
 and runtime state (joiners)."""
 
+from streamjoin.registry.admission import Admission, AdmissionError, PendingBacklogError, QueryCapError
 from streamjoin.registry.durable import DEFAULT_REGISTRY_TOPIC, KafkaRegistryLog, MemoryRegistryLog
 from streamjoin.registry.errors import (
     AlreadyExistsError,
@@ -38,6 +39,8 @@ __all__ = [
     "DEFAULT_REGISTRY_TOPIC",
     "OPERATOR_FIELD",
     "REFUSAL_REASONS",
+    "Admission",
+    "AdmissionError",
     "AlreadyExistsError",
     "ConcurrentChangeError",
     "EntityCheck",
@@ -50,9 +53,11 @@ __all__ = [
     "NotFoundError",
     "OperatorStats",
     "PartitionState",
+    "PendingBacklogError",
     "QUERY_STATUSES",
     "PartitionStats",
     "PlanRecord",
+    "QueryCapError",
     "QueryControls",
     "QueryRecord",
     "QueryStatus",

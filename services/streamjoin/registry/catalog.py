@@ -10,6 +10,7 @@ from redis.asyncio.client import Pipeline
 
 from streamjoin.query import QueryError
 from streamjoin.registry._base import Logged, StoreBase, Writes, as_fields, text, text_hash, texts
+from streamjoin.registry.admission import Admission
 from streamjoin.registry.errors import AlreadyExistsError, ConcurrentChangeError, InUseError, NotFoundError
 from streamjoin.registry.keys import RegistryKeys
 from streamjoin.registry.log import LogEntry
@@ -70,13 +71,17 @@ class CatalogOps(StoreBase):
 
     # ---- queries -------------------------------------------------------------------------------
 
-    async def create_query(self, query: QueryRecord, *, streams: Sequence[StreamRecord]) -> int:
+    async def create_query(
+        self, query: QueryRecord, *, streams: Sequence[StreamRecord], admission: Admission | None = None
+    ) -> int:
         """Register a validated query with its controls; return the new version.
 
         Args:
             query: the record to store (its `controls` become the control hash).
             streams: the registered streams the query was validated against; if any of them changed
                 or disappeared since, nothing is written (`ConcurrentChangeError`, `NotFoundError`).
+            admission: the cap and pending backlog, checked in the same atomic step as the write
+                (`QueryCapError`, `PendingBacklogError`: nothing is logged or written).
 
         Raises `AlreadyExistsError` for a duplicate name. Leftover runtime keys of an earlier query of
         the same name (plan, statistics, status, re-plan request) are removed in the same step.
@@ -86,6 +91,8 @@ class CatalogOps(StoreBase):
         async def prepare(pipe: Pipeline) -> Logged:
             if await pipe.hexists(k.queries, query.name):
                 raise AlreadyExistsError("query", query.name)
+            if admission is not None:
+                await _admit(pipe, k, admission)
             await _check_streams(pipe, k.streams, streams)
             stale = await _runtime_keys(pipe, k, query.name)
 
@@ -294,6 +301,15 @@ async def _read_query(pipe: Pipeline, keys: RegistryKeys, name: str) -> QueryRec
         raise NotFoundError("query", name)
     controls = QueryControls.from_hash(text_hash(await pipe.hgetall(keys.control(name))))
     return QueryRecord.from_json(name, text(raw), controls)
+
+
+async def _admit(pipe: Pipeline, keys: RegistryKeys, admission: Admission) -> None:
+    """Raise the `AdmissionError` that refuses one more query (the query hash is watched)."""
+    names = texts(await pipe.hkeys(keys.queries))
+    laid_out = int(await pipe.exists(*(keys.status(n) for n in names))) if names else 0
+    refusal = admission.refusal(registered=len(names), pending=len(names) - laid_out)
+    if refusal is not None:
+        raise refusal
 
 
 async def _check_streams(pipe: Pipeline, key: str, streams: Sequence[StreamRecord]) -> None:

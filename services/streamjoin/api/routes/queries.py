@@ -20,7 +20,7 @@ async def validate_query(body: QueryCreate, service: QueryServiceDep) -> QueryVa
     return await service.validate(body)
 
 
-@router.post("", status_code=status.HTTP_201_CREATED, responses=errors(409, 422))
+@router.post("", status_code=status.HTTP_201_CREATED, responses=errors(409, 422, 429))
 async def create_query(body: QueryCreate, service: QueryServiceDep, response: Response) -> QueryPublic:
     """Register a query, as query JSON or as CQL text over registered streams; joiners start it."""
     query = await service.create(body)

@@ -14,6 +14,7 @@ _WHY = {
     404: "No such entity.",
     409: "Duplicate name, in use, or changed concurrently.",
     422: "Invalid request; `field` names the problem.",
+    429: "Too many pending registrations; retry after the `Retry-After` seconds.",
 }
 
 

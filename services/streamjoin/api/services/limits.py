@@ -1,10 +1,16 @@
 """Registration limits: inputs per query, queries per deployment, and a state-size budget.
 
 Checked when a query is registered or replaced, before anything is written; a query that would
-pass a limit is refused with a 4xx that names the limit and its setting:
+pass a limit is refused with a 4xx that names the limit and its setting (the number of queries and
+the pending backlog again in the registry's atomic write, `streamjoin.registry.Admission`, so
+concurrent registrations cannot pass them either):
 
 - more inputs than `STREAMJOIN_API_MAX_QUERY_INPUTS` (default 16): 422, field `inputs`;
 - more queries than `STREAMJOIN_API_MAX_QUERIES` (default 100, for the whole deployment): 409;
+- more registered queries that no worker has laid out yet than `STREAMJOIN_API_MAX_PENDING_QUERIES`
+  (default 20): 429 "too many pending registrations" with `Retry-After`
+  (`STREAMJOIN_API_PENDING_RETRY_AFTER_S`, default 5 s), so a flood is admitted at the rate the
+  workers create topics and start operators rather than queued without bound;
 - an estimated state larger than `STREAMJOIN_API_STATE_BUDGET_BYTES` (default 1 GiB): 422, field
   `inputs`, with the estimate per input.
 
@@ -32,12 +38,12 @@ from typing import TYPE_CHECKING
 
 from streamjoin.api.errors import ApiError
 from streamjoin.query import QueryDef, RangeWindow, RowsWindow
-from streamjoin.registry import StreamRecord
+from streamjoin.registry import Admission, AdmissionError, PendingBacklogError, StreamRecord
 
 if TYPE_CHECKING:
     from streamjoin.api.config import ApiSettings
 
-__all__ = ["InputEstimate", "RegistrationLimits", "check_limits", "state_estimate"]
+__all__ = ["InputEstimate", "RegistrationLimits", "admission_refusal", "check_limits", "state_estimate"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +55,13 @@ class RegistrationLimits:
     state_budget_bytes: int = 1 << 30
     default_stream_rate: float = 100.0
     default_record_bytes: int = 1024
+    max_pending_queries: int = 20
+    pending_retry_after_s: int = 5
+
+    @property
+    def admission(self) -> Admission:
+        """Return the limits the registry checks atomically with a registration's write."""
+        return Admission(max_queries=self.max_queries, max_pending=self.max_pending_queries)
 
     @classmethod
     def of(cls, settings: ApiSettings) -> RegistrationLimits:
@@ -59,6 +72,8 @@ class RegistrationLimits:
             state_budget_bytes=settings.api_state_budget_bytes,
             default_stream_rate=settings.api_default_stream_rate,
             default_record_bytes=settings.api_default_record_bytes,
+            max_pending_queries=settings.api_max_pending_queries,
+            pending_retry_after_s=settings.api_pending_retry_after_s,
         )
 
 
@@ -107,12 +122,7 @@ def check_limits(
             field="inputs",
         )
     if query.name not in queries and len(queries) >= limits.max_queries:
-        raise ApiError(
-            409,
-            "limit_exceeded",
-            f"{len(queries)} queries are registered; the limit is {limits.max_queries} "
-            "(max_queries, STREAMJOIN_API_MAX_QUERIES)",
-        )
+        raise _cap(len(queries), limits.max_queries)
     estimate = state_estimate(query, streams, limits)
     total = sum(e.bytes for e in estimate)
     if total > limits.state_budget_bytes:
@@ -124,6 +134,30 @@ def check_limits(
             f"{limits.state_budget_bytes} bytes (state_budget_bytes, STREAMJOIN_API_STATE_BUDGET_BYTES)",
             field="inputs",
         )
+
+
+def admission_refusal(exc: AdmissionError, limits: RegistrationLimits) -> ApiError:
+    """Return the answer to a registration the registry refused under `limits.admission`."""
+    if isinstance(exc, PendingBacklogError):
+        return ApiError(
+            429,
+            "too_many_pending",
+            f"too many pending registrations: {exc.count} registered queries are not laid out by a "
+            f"worker yet; the limit is {exc.limit} "
+            "(max_pending_queries, STREAMJOIN_API_MAX_PENDING_QUERIES). "
+            f"Retry after {limits.pending_retry_after_s} s.",
+            retry_after_s=limits.pending_retry_after_s,
+        )
+    return _cap(exc.count, exc.limit)
+
+
+def _cap(registered: int, limit: int) -> ApiError:
+    return ApiError(
+        409,
+        "limit_exceeded",
+        f"{registered} queries are registered; the limit is {limit} "
+        "(max_queries, STREAMJOIN_API_MAX_QUERIES)",
+    )
 
 
 def _or(value: float | None, default: float) -> float:

@@ -19,13 +19,14 @@ from streamjoin.api.schemas import (
     StatusReasonPublic,
 )
 from streamjoin.api.services.compile import compile_query
-from streamjoin.api.services.limits import RegistrationLimits, check_limits
+from streamjoin.api.services.limits import RegistrationLimits, admission_refusal, check_limits
 from streamjoin.api.services.observe import status_reason
 from streamjoin.api.services.output_schema import registry_schemas_of
 from streamjoin.api.services.plans import partitioning_json
 from streamjoin.query.cql import format_cql
 from streamjoin.query.model import QueryDef
 from streamjoin.registry import (
+    AdmissionError,
     NotFoundError,
     QueryRecord,
     RegistryStore,
@@ -55,7 +56,8 @@ class QueryService:
         self._schemas = schemas
 
     async def create(self, body: QueryCreate) -> QueryPublic:
-        """Validate and register a query; raise `QueryError` (422) or `AlreadyExistsError` (409)."""
+        """Validate and register a query; raise `QueryError` (422), `AlreadyExistsError` (409), or
+        `ApiError` for a limit (409 the cap, 429 the pending backlog: checked atomically with the write)."""
         snapshot = await self._store.snapshot()
         raw = body.query_json()
         found = await registry_schemas_of(raw, snapshot.streams, self._schemas)
@@ -63,7 +65,12 @@ class QueryService:
         check_limits(compiled.query, snapshot.streams, list(snapshot.queries), self._limits)
         at = round(time.time(), 3)
         record = QueryRecord.of(compiled.query, cql=compiled.cql, paused=body.paused, at=at)
-        version = await self._store.create_query(record, streams=compiled.streams)
+        try:
+            version = await self._store.create_query(
+                record, streams=compiled.streams, admission=self._limits.admission
+            )
+        except AdmissionError as exc:
+            raise admission_refusal(exc, self._limits) from None
         return query_public(record, [], version)
 
     async def validate(self, body: QueryCreate) -> QueryValidation:
