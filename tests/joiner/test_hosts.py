@@ -32,7 +32,7 @@ from tests.joiner.harness import (
     wait_running,
 )
 
-from streamjoin.dev.broker import EmbeddedBroker
+from streamjoin.dev.kafka_broker import KafkaBroker
 from streamjoin.dev.netns import VirtualNetwork, netns_unavailable
 from streamjoin.dev.redis_server import EmbeddedRedis
 from streamjoin.topics import TopicSpec, create_topics
@@ -62,7 +62,7 @@ def hosts(tmp_path: Path) -> Iterator[Hosts]:
     with VirtualNetwork(["broker", "redis", *WORKERS]) as network:
         network.start()
         on_broker, on_redis = network.hosts["broker"], network.hosts["redis"]
-        broker = EmbeddedBroker(host=on_broker.address, launcher=on_broker.launcher)
+        broker = KafkaBroker(host=on_broker.address, launcher=on_broker.launcher)
         redis = EmbeddedRedis(host=on_redis.address, launcher=on_redis.launcher)
         try:
             broker.start(tmp_path / "broker")
