@@ -30,7 +30,7 @@ def run_joiner(
     ready_port: int | None = None,
     ready_host: str = "127.0.0.1",
     max_batch: int = 5_000,
-    fetch_wait_ms: int = 10,
+    fetch_wait_ms: int | None = None,
     idle_timeout_ms: int | None = None,
     session_timeout_ms: int = 10_000,
     group_stall_ms: int | None = None,
@@ -56,7 +56,7 @@ def run_joiner(
         layout_wave_ms=settings.joiner_layout_wave_ms,
         operator=OperatorConfig(
             max_batch=max_batch,
-            fetch_wait_ms=fetch_wait_ms,
+            **({} if fetch_wait_ms is None else {"fetch_wait_ms": fetch_wait_ms}),
             idle_timeout_ms=idle_timeout_ms,
             max_future=settings.max_future,
             max_record_bytes=settings.max_record_bytes,
@@ -113,8 +113,12 @@ def register(app: typer.Typer) -> None:
         ready_host: Annotated[str, typer.Option(help="Address of the readiness endpoint.")] = "127.0.0.1",
         max_batch: Annotated[int, typer.Option(help="Most records per batch and partition.")] = 5_000,
         fetch_wait_ms: Annotated[
-            int, typer.Option(help="How long the broker may hold an input fetch with no new records.")
-        ] = 10,
+            int | None,
+            typer.Option(
+                help="How long the broker may hold an input fetch with no new records (default 500;"
+                " Apache Kafka answers as soon as records arrive)."
+            ),
+        ] = None,
         idle_timeout_ms: Annotated[
             int | None, typer.Option(help="Idle input partitions stop holding the watermark after this.")
         ] = None,

@@ -19,9 +19,12 @@ from streamjoin.dev.kafka_broker import MetadataProbe
 from streamjoin.dev.ports import LOOPBACK
 from streamjoin.dev.process import ProcessService, start_on_free_port
 
-__all__ = ["TANSU_BIN_ENV", "EmbeddedBroker", "find_tansu"]
+__all__ = ["TANSU_BIN_ENV", "TANSU_FETCH_WAIT_MS", "EmbeddedBroker", "find_tansu"]
 
 TANSU_BIN_ENV = "STREAMJOIN_TANSU_BIN"
+TANSU_FETCH_WAIT_MS = 10
+"""The workers' fetch wait on Tansu, which sleeps a fetch's wait out even when records arrive
+(docs/embedded-stack.md): Kafka's 500 ms would be 500 ms of latency on every hop."""
 _PORT_ATTEMPTS = 3
 # Tansu reads these from the environment when no flag is given; a value meant for something else in
 # the user's shell (an OTLP endpoint, a schema registry) must not change the embedded broker.

@@ -16,6 +16,7 @@ from typing import Any
 
 import httpx
 
+from streamjoin.dev.broker import TANSU_FETCH_WAIT_MS
 from streamjoin.dev.services import EmbeddedApi, EmbeddedJoiner
 from streamjoin.dev.steps import DevContext, StepFailedError
 from streamjoin.kafka import KafkaClients, new_producer
@@ -86,7 +87,10 @@ class StartJoinerStep:
     title = "start a joiner worker"
 
     def run(self, context: DevContext) -> str:
-        joiner = EmbeddedJoiner(context.stack.settings().as_env())
+        tansu = context.stack.broker_kind == "tansu"  # it sleeps a fetch's wait out
+        joiner = EmbeddedJoiner(
+            context.stack.settings().as_env(), fetch_wait_ms=TANSU_FETCH_WAIT_MS if tansu else None
+        )
         context.stack.add(joiner)
         return f"worker {joiner.worker_id} ready"
 

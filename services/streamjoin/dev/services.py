@@ -112,15 +112,24 @@ class EmbeddedJoiner(_ServiceProcess):
     name = "joiner"
 
     def __init__(
-        self, env: Mapping[str, str], *, worker_id: str = "dev-1", ready_timeout_ms: int = 60_000
+        self,
+        env: Mapping[str, str],
+        *,
+        worker_id: str = "dev-1",
+        ready_timeout_ms: int = 60_000,
+        fetch_wait_ms: int | None = None,
     ) -> None:
+        """`fetch_wait_ms`: the workers' fetch wait (None: the product's default); the Tansu
+        fallback needs a short one (`streamjoin.kafka.DEFAULT_FETCH_WAIT_MS` says why)."""
         super().__init__(env, ready_timeout_ms)
         self.worker_id = worker_id
+        self._fetch_wait = [] if fetch_wait_ms is None else ["--fetch-wait-ms", str(fetch_wait_ms)]
 
     def _argv(self) -> list[str]:
         return streamjoin_argv(
-            "joiner", "--worker-id", self.worker_id, "--ready-host", LOOPBACK, "--ready-port", str(self.port)
-        )
+            "joiner", "--worker-id", self.worker_id, "--ready-host", LOOPBACK, "--ready-port", str(self.port),
+            *self._fetch_wait,
+        )  # fmt: skip
 
     def _ready_url(self) -> str:
         return f"http://{LOOPBACK}:{self.port}/readyz"

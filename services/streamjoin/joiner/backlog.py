@@ -40,7 +40,8 @@ _log = logging.getLogger(__name__)
 
 FRESH_MS = 1_000
 """How old an end offset may be and still tell that a partition is caught up (a consumer with
-nothing buffered has a fetch response every `fetch_wait_ms`, 10 ms by default)."""
+nothing buffered has a fetch response every `fetch_wait_ms`, 500 ms by default; a later one only
+delays the idle flush)."""
 
 SourceKey = tuple[str, int]
 """(re-keyed input, source partition)."""

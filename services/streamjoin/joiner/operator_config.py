@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from streamjoin.engine.ingest import DEFAULT_MAX_FUTURE
 from streamjoin.joiner.batch import DEFAULT_MAX_RECORD_BYTES
+from streamjoin.kafka import DEFAULT_FETCH_WAIT_MS
 
 __all__ = ["OperatorConfig", "OutputTopics"]
 
@@ -16,7 +17,7 @@ class OperatorConfig:
 
     max_batch: int = 5_000
     poll_ms: int = 20
-    fetch_wait_ms: int = 10
+    fetch_wait_ms: int = DEFAULT_FETCH_WAIT_MS
     idle_timeout_ms: int | None = None
     """None: the default of docs/queries.md, 10x the largest window read as ms (10 s for rows windows)."""
     max_inflight: int = 32

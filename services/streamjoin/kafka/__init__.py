@@ -19,6 +19,7 @@ from streamjoin.kafka.admin import (
 )
 from streamjoin.kafka.connection import KafkaClients
 from streamjoin.kafka.consumer import (
+    DEFAULT_FETCH_WAIT_MS,
     Consumer,
     end_offsets,
     new_consumer,
@@ -42,6 +43,7 @@ from streamjoin.kafka.structs import (
 )
 
 __all__ = [
+    "DEFAULT_FETCH_WAIT_MS",
     "AclGrant",
     "Admin",
     "BrokerUnreachableError",

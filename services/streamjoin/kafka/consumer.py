@@ -22,6 +22,7 @@ from streamjoin.kafka.structs import ConsumedRecord, OffsetAndTimestamp, TopicPa
 from streamjoin.query.model import StartPosition
 
 __all__ = [
+    "DEFAULT_FETCH_WAIT_MS",
     "Consumer",
     "end_offsets",
     "new_consumer",
@@ -125,7 +126,17 @@ def reader(
     return consumer
 
 
-def new_consumer(kafka: KafkaClients, *, client_id: str, fetch_wait_ms: int = 10) -> Consumer:
+DEFAULT_FETCH_WAIT_MS = 500
+"""How long the broker may hold a fetch that found no new record (Kafka's own default). Apache Kafka
+answers a waiting fetch as soon as a byte arrives (`fetch.min.bytes` 1), so the wait costs no
+latency; a short one costs CPU in every idle consumer and in the broker (an idle worker with one
+re-keyed 4-partition query: 0.42 cores and the broker 0.40 with 10 ms; 0.10 and 0.07 with 500 ms).
+The embedded Tansu sleeps a fetch's wait out, so the dev stack runs its workers with 10 ms there."""
+
+
+def new_consumer(
+    kafka: KafkaClients, *, client_id: str, fetch_wait_ms: int = DEFAULT_FETCH_WAIT_MS
+) -> Consumer:
     """Return an unstarted group-less consumer tuned for large batches and short waits (the joiner's)."""
     consumer: Consumer = AIOKafkaConsumer(
         **kafka.aiokafka,
