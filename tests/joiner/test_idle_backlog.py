@@ -2,8 +2,8 @@
 
 Real broker, Redis and joiner worker; an idle timeout of a few milliseconds, far shorter than the
 worker takes to read its backlog. Input `a` holds a backlog of large records: a fetch brings about
-500 of them (1 MiB per partition), so the worker reads them a few batches at a time and, between
-two fetches, runs batches of `b` alone while `a` still has thousands of records unread. Input `b`'s
+125 of them (1 MiB per partition), so the worker reads them a few batches at a time and, between
+two fetches, runs batches of `b` alone while `a` still has a thousand records unread. Input `b`'s
 small records run three times faster in event time. A partition flagged idle after silence alone
 let `b` carry the watermark past `a`'s unread records, which were then counted late and missed
 their results; a partition idle only once its position is at the end offset the broker reported
@@ -46,10 +46,11 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 _IDLE_MS = 5
 """Shorter than any fetch of a backlog's next megabyte: before, every gap between two fetches of `a`
 made it idle."""
-_RECORDS = 6_000
-"""Of each input; `a`'s are 2 KB each, so its backlog is 12 fetches."""
-_KEYS = 16
-_PAD = "x" * 2_000
+_RECORDS = 1_500
+"""Of each input; `a`'s are 8 KB each, so its backlog is 12 fetches. (Few large records rather than
+many small ones: the brute-force oracle's time grows with the square of the records.)"""
+_KEYS = 4
+_PAD = "x" * 8_000
 
 
 def _query(s: QuerySetup, *, rekeyed: bool) -> dict[str, Any]:
