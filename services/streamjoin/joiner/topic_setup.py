@@ -34,46 +34,18 @@ starting after the group's first rebalance."""
 
 def ensure_anchor_topic(kafka: KafkaClients) -> None:
     """Create `ANCHOR_TOPIC` (1 partition) if it is missing and wait until the broker lists it."""
-    existing = broker_topics(kafka.bootstrap, client_config=kafka.librdkafka)
-    if ANCHOR_TOPIC not in existing:
-        for result in create_topics(
-            kafka.bootstrap, [TopicSpec(ANCHOR_TOPIC, "internal", 1)], client_config=kafka.librdkafka
-        ):
-            if not result.ok:
-                raise RuntimeError(f"creating topic {ANCHOR_TOPIC} failed: {result.message}")
-            if result.outcome == "created":
-                _log.info("created topic %s", ANCHOR_TOPIC)
-    deadline = time.monotonic() + _VISIBLE_WITHIN_S
-    while ANCHOR_TOPIC not in existing:
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"topic {ANCHOR_TOPIC} not visible in the broker's metadata")
-        time.sleep(0.1)
-        existing = broker_topics(kafka.bootstrap, client_config=kafka.librdkafka)
+    _create_visible(kafka, [TopicSpec(ANCHOR_TOPIC, "internal", 1)])
 
 
 def ensure_output_topics(
     kafka: KafkaClients, output: str, dead_letter: str, partitions: int
 ) -> tuple[int, int]:
     """Create `output` and `dead_letter` if missing; return their partition counts."""
-    existing = broker_topics(kafka.bootstrap, client_config=kafka.librdkafka)
-    missing = [
+    specs = [
         TopicSpec(name, "output" if name == output else "dead-letter", partitions)
         for name in dict.fromkeys((output, dead_letter))
-        if name not in existing
     ]
-    if missing:
-        for result in create_topics(kafka.bootstrap, missing, client_config=kafka.librdkafka):
-            if not result.ok:
-                raise RuntimeError(f"creating topic {result.spec.name} failed: {result.message}")
-            if result.outcome == "created":
-                _log.info("created topic %s with %d partitions", result.spec.name, partitions)
-    # A topic just created (here or by another worker) takes a moment to appear in the metadata.
-    deadline = time.monotonic() + _VISIBLE_WITHIN_S
-    while output not in existing or dead_letter not in existing:
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"topics {output} and {dead_letter} not visible in the broker's metadata")
-        time.sleep(0.1)
-        existing = broker_topics(kafka.bootstrap, client_config=kafka.librdkafka)
+    existing = _create_visible(kafka, specs)
     return existing[output], existing[dead_letter]
 
 
@@ -82,20 +54,7 @@ def ensure_internal_topics(kafka: KafkaClients, names: Sequence[str], partitions
     a problem (an existing one with another count, left by an earlier definition) or None."""
     if not names:
         return None
-    existing = broker_topics(kafka.bootstrap, client_config=kafka.librdkafka)
-    missing = [TopicSpec(name, "internal", partitions) for name in names if name not in existing]
-    if missing:
-        for result in create_topics(kafka.bootstrap, missing, client_config=kafka.librdkafka):
-            if not result.ok:
-                raise RuntimeError(f"creating topic {result.spec.name} failed: {result.message}")
-            if result.outcome == "created":
-                _log.info("created internal topic %s with %d partitions", result.spec.name, partitions)
-    deadline = time.monotonic() + _VISIBLE_WITHIN_S
-    while any(name not in existing for name in names):
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"internal topics {list(names)} not visible in the broker's metadata")
-        time.sleep(0.1)
-        existing = broker_topics(kafka.bootstrap, client_config=kafka.librdkafka)
+    existing = _create_visible(kafka, [TopicSpec(name, "internal", partitions) for name in names])
     wrong = {name: existing[name] for name in names if existing[name] != partitions}
     if wrong:
         return (
@@ -103,6 +62,31 @@ def ensure_internal_topics(kafka: KafkaClients, names: Sequence[str], partitions
             "(left by an earlier definition): they are deleted and created again"
         )
     return None
+
+
+def _create_visible(kafka: KafkaClients, specs: Sequence[TopicSpec]) -> dict[str, int]:
+    """Create each topic of `specs` that is missing and wait until the broker lists every one of
+    them; return every topic on the broker with its partition count.
+
+    A topic just created (here or by another worker) takes a moment to appear in the metadata.
+    """
+    existing = broker_topics(kafka.bootstrap, client_config=kafka.librdkafka)
+    missing = [spec for spec in specs if spec.name not in existing]
+    if missing:
+        for result in create_topics(kafka.bootstrap, missing, client_config=kafka.librdkafka):
+            if not result.ok:
+                raise RuntimeError(f"creating topic {result.spec.name} failed: {result.message}")
+            if result.outcome == "created":
+                spec = result.spec
+                _log.info("created %s topic %s with %d partitions", spec.role, spec.name, spec.partitions)
+    names = [spec.name for spec in specs]
+    deadline = time.monotonic() + _VISIBLE_WITHIN_S
+    while any(name not in existing for name in names):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"topics {names} not visible in the broker's metadata")
+        time.sleep(0.1)
+        existing = broker_topics(kafka.bootstrap, client_config=kafka.librdkafka)
+    return existing
 
 
 def delete_internal_topics(kafka: KafkaClients, names: Sequence[str]) -> None:
