@@ -122,8 +122,8 @@ def test_a_publish_in_flight_when_the_producer_is_replaced_still_resolves(tmp_pa
                     publisher.publish(topic, 0, 2, _records(1, start=1), query="q", source_partition=0)
                 )
                 await asyncio.sleep(0.5)  # sent: in flight, unanswered
-                publisher._fenced_by_broker = True  # as after a timed-out record
-                publisher._renew()
+                publisher._producer.broken = True  # as after a timed-out record
+                publisher._producer.replace()
                 await asyncio.sleep(1.0)
             finally:
                 os.kill(pid, signal.SIGCONT)

@@ -20,25 +20,31 @@ claimed the partition meanwhile, so a worker frozen past its session timeout pub
 once resumed. Records already queued when it froze expire instead: `message_timeout_ms` (the
 worker passes its session timeout) is shorter than any freeze that lets the partition move, and
 librdkafka scans for expired records before it sends after a pause (docs/exactly-once.md).
+
+A producer that must send nothing more (`producer_gaps.must_replace`) is replaced before the next
+publish (`ReplaceableProducer`). After records timed out (a broker that stopped answering for longer
+than `message.timeout.ms`), librdkafka bumps the idempotent producer's epoch, and the embedded broker
+then refuses every later produce of that producer id (`PRODUCER_FENCED`) for good; the same after a
+fatal error. What the old producer still holds is purged (the broker would refuse it too); the
+operator's retry re-runs the recovery, which reads the output's tail before publishing again, so
+nothing is lost or doubled.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 from collections.abc import Awaitable, Callable, Sequence
 from operator import itemgetter
 from typing import Any
 
 from streamjoin.joiner.outbox import HEADER_SEQ, OutboxRecord, sequence_header, sequence_prefix
-from streamjoin.joiner.producer_gaps import GAPLESS_CONFIG, RetiredProducers, must_replace, poll_producer
-from streamjoin.kafka import DeliveryError, KafkaClients, ProducerError, new_producer
+from streamjoin.joiner.replaceable_producer import ReplaceableProducer
+from streamjoin.kafka import DeliveryError, KafkaClients, ProducerError
 
 __all__ = ["Fence", "PublishError", "Publisher"]
 
 _log = logging.getLogger(__name__)
-_LIBRDKAFKA_LOG = logging.getLogger("streamjoin.joiner.librdkafka")
 _value_of = itemgetter(1)
 _headers_of = itemgetter(2)
 _QUEUE_MESSAGES = 1_000_000
@@ -84,11 +90,8 @@ class Publisher:
         # Publishes to one partition must not interleave: a publish that waits for queue room
         # (`BufferError`) holds its partition's lock, so a later batch cannot overtake it.
         self._order: dict[tuple[str, int], asyncio.Lock] = {}
-        self._config = {
-            **kafka.librdkafka,
-            "bootstrap.servers": kafka.bootstrap,
+        options = {
             "client.id": client_id,
-            **GAPLESS_CONFIG,  # no publish written after a failed one (`producer_gaps`)
             "linger.ms": linger_ms,
             "batch.size": max_batch_bytes,
             "queue.buffering.max.messages": queue_messages,
@@ -96,38 +99,12 @@ class Publisher:
             "queue.buffering.max.kbytes": _QUEUE_KBYTES,
             "message.max.bytes": _MAX_MESSAGE_BYTES,
             "compression.type": "none",
-            "logger": _LIBRDKAFKA_LOG,
-            "error_cb": self._on_error,
             **timeout,
         }
-        self._producer = new_producer(self._config)
-        self._fenced_by_broker = False
-        self._retired = RetiredProducers()  # replaced ones, polled until their callbacks all ran
+        self._producer = ReplaceableProducer(kafka, options, role="publisher")
         # (topic, partition, query, source partition) -> the fence of the attempt whose publish failed
         self._failed: dict[tuple[str, int, str, int], Fence] = {}
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._poll, name="streamjoin-publisher", daemon=True)
-        self._thread.start()
         self.fatal: str | None = None
-
-    def _failed_fatally(self) -> None:
-        self._fenced_by_broker = True  # (poll thread) replaced before the next attempt or publish
-
-    def _on_error(self, error: DeliveryError) -> None:
-        if error.fatal():  # e.g. the gapless guarantee: replaced at the next publish
-            _log.error("producer fatal error: %s: %s", error.name(), error.str())
-            self._fenced_by_broker = True
-        else:
-            _log.warning("producer error: %s", error.str())
-
-    def _poll(self) -> None:
-        poll_producer(
-            self._stop,
-            lambda: self._producer,
-            lambda: self._fenced_by_broker,
-            self._retired,
-            self._failed_fatally,
-        )
 
     async def publish(
         self,
@@ -152,19 +129,18 @@ class Publisher:
             raise PublishError(f"the producer failed: {self.fatal}")
         if not records:
             raise ValueError("nothing to publish")
-        if self._fenced_by_broker:
-            self._renew()
+        if self._producer.broken:
+            self._producer.replace()  # see the module docstring
         loop = asyncio.get_running_loop()
         done: asyncio.Future[int] = loop.create_future()
 
         key = (topic, partition, query, source_partition)
-        producer = self._producer
+        generation = self._producer.generation
 
         def delivered(err: DeliveryError | None, msg: Any) -> None:
             if err is not None:
                 self._latch(key, fence)
-                if must_replace(err) and producer is self._producer:  # not a replaced one's late news
-                    self._fenced_by_broker = True
+                self._producer.delivery_failed(err, generation)
                 outcome: object = PublishError(f"publishing to {topic}[{partition}] failed: {err.str()}")
             else:
                 outcome = int(msg.offset())
@@ -224,11 +200,11 @@ class Publisher:
         last = len(records) - 1
         head = 0
         if seq_on_last_only and 0 < last <= self._queue_messages // 2 and self._batchable(records):
-            while len(self._producer) + last > self._queue_messages:  # only this thread adds records
+            while len(self._producer.current) + last > self._queue_messages:  # only this thread adds records
                 await asyncio.sleep(0.005)
             batch = [{"key": key, "value": value} for key, value, _ in records[:last]]
             try:
-                queued = self._producer.produce_batch(topic, batch, partition=partition)
+                queued = self._producer.current.produce_batch(topic, batch, partition=partition)
             except ProducerError as exc:
                 raise PublishError(f"publishing to {topic}[{partition}] failed: {exc}") from exc
             if queued != last:
@@ -239,7 +215,7 @@ class Publisher:
                 _log.error("%s", self.fatal)
                 raise PublishError(self.fatal)
             head = last
-        produce = self._producer.produce
+        produce = self._producer.current.produce
         for i in range(head, last + 1):
             key, value, headers = records[i]
             seq_header = (HEADER_SEQ, sequence_header(prefix, first_seq + i))
@@ -259,20 +235,6 @@ class Publisher:
                 except ProducerError as exc:
                     raise PublishError(f"publishing to {topic}[{partition}] failed: {exc}") from exc
 
-    def _renew(self) -> None:
-        """Replace a producer the broker fenced: after records timed out (a broker that stopped
-        answering for longer than `message.timeout.ms`), librdkafka bumps the idempotent producer's
-        epoch, and the embedded broker then refuses every later produce of that producer id
-        (`PRODUCER_FENCED`) for good. What the old producer still holds is purged (the broker would
-        refuse it too); the operator's retry re-runs the recovery, which reads the output's tail
-        before publishing again, so nothing is lost or doubled. The same after a fatal error or a
-        record that timed out (`producer_gaps`)."""
-        old = self._producer
-        self._fenced_by_broker = False
-        self._producer = new_producer(self._config)
-        self._retired.add(old)  # every publish of it resolves, even one sent before a freeze
-        _log.warning("replaced this worker's producer (fenced by the broker, failed or timed out)")
-
     @staticmethod
     def _batchable(records: Sequence[OutboxRecord]) -> bool:
         """Return True when no record has headers of its own or a value near the size limit (keys,
@@ -284,16 +246,11 @@ class Publisher:
 
     async def flush(self, timeout_ms: int) -> int:
         """Wait until every queued record is delivered or `timeout_ms` passes; return how many are left."""
-        return int(await asyncio.to_thread(self._producer.flush, timeout_ms / 1000))
+        return int(await asyncio.to_thread(self._producer.current.flush, timeout_ms / 1000))
 
     def close(self, timeout_ms: int = 5_000) -> None:
         """Flush (bounded), purge what is left, and stop the poll thread."""
-        left = self._producer.flush(timeout_ms / 1000)
-        if left:
-            _log.warning("%d records not delivered at shutdown (they stay in the outbox)", left)
-            self._producer.purge()
-        self._stop.set()
-        self._thread.join(timeout=1.0)
+        self._producer.close(timeout_ms, "they stay in the outbox")
 
 
 async def _check_fence(fence: Fence | None) -> None:

@@ -5,7 +5,7 @@ each internal partition receives every repartitioner's records in the order they
 without duplicates of its own retries; records expire after `message_timeout_ms` (the session
 timeout), so a worker frozen long enough to lose its source partitions cannot write them later.
 
-A producer the broker fenced (`PRODUCER_FENCED` after records timed out, as `Publisher._renew`
+A producer the broker fenced (`PRODUCER_FENCED` after records timed out, as the `publisher` module
 explains), one that stopped (a fatal error: `enable.gapless.guarantee`) or one with a record timed
 out (Kafka takes the later records after librdkafka bumps the epoch: `producer_gaps`) must send
 nothing more, so its queue is purged at once and it is replaced, but only for attempts that begin after:
@@ -20,17 +20,14 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import logging
 import threading
 from typing import Any
 
-from streamjoin.joiner.producer_gaps import GAPLESS_CONFIG, RetiredProducers, must_replace, poll_producer
-from streamjoin.kafka import DeliveryError, KafkaClients, ProducerError, new_producer
+from streamjoin.joiner.replaceable_producer import ReplaceableProducer
+from streamjoin.kafka import DeliveryError, KafkaClients, ProducerError
 
 __all__ = ["Delivery", "Header", "RekeyProducer"]
 
-_log = logging.getLogger(__name__)
-_LIBRDKAFKA_LOG = logging.getLogger("streamjoin.joiner.librdkafka")
 
 Header = tuple[str, str | bytes | None]
 
@@ -79,11 +76,8 @@ class RekeyProducer:
     def __init__(
         self, kafka: KafkaClients, *, client_id: str, message_timeout_ms: int, linger_ms: int = 5
     ) -> None:
-        self._config = {
-            **kafka.librdkafka,
-            "bootstrap.servers": kafka.bootstrap,
+        options = {
             "client.id": client_id,
-            **GAPLESS_CONFIG,  # no batch written after a failed one (`producer_gaps`)
             # A write to a deleted query's internal topic fails; it never recreates the topic.
             "allow.auto.create.topics": False,
             # An internal topic created again with more partitions is seen within seconds.
@@ -93,44 +87,17 @@ class RekeyProducer:
             "queue.buffering.max.messages": 1_000_000,
             "compression.type": "none",
             "message.timeout.ms": message_timeout_ms,
-            "logger": _LIBRDKAFKA_LOG,
-            "error_cb": self._on_error,
         }
-        self._producer = new_producer(self._config)
+        self._producer = ReplaceableProducer(kafka, options, role="rekey-producer")
         self.ack_timeout_s = message_timeout_ms / 1000 + ACK_SLACK_S
         """How long a batch may wait for its acknowledgements before its attempt gives up."""
-        self._fenced = False  # set by the poll thread, read by the loop
-        self._retired = RetiredProducers()  # replaced ones, polled until their callbacks all ran
-        self.generation = 0
-        """How many times the producer was replaced."""
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._poll, name="streamjoin-rekey-producer", daemon=True)
-        self._thread.start()
-
-    def _poll(self) -> None:
-        poll_producer(
-            self._stop, lambda: self._producer, lambda: self._fenced, self._retired, self._failed_fatally
-        )
-
-    def _failed_fatally(self) -> None:
-        self._fenced = True  # (poll thread) replaced before the next attempt or publish
-
-    def _on_error(self, error: DeliveryError) -> None:
-        if error.fatal():  # e.g. the gapless guarantee: this producer sends nothing more
-            _log.error("re-keying producer fatal error: %s: %s", error.name(), error.str())
-            self._fenced = True
 
     def begin(self) -> int:
         """An attempt begins: replace the producer if the broker fenced it; return the generation
         the attempt's batches must carry (`Delivery.generation`)."""
-        if self._fenced:
-            old = self._producer
-            self._fenced = False
-            self._producer = new_producer(self._config)
-            self.generation += 1  # first: the old one's late failures must not mark the new one
-            self._retired.add(old)  # every batch of it resolves, even one sent before a freeze
-            _log.warning("replaced the re-keying producer (fenced by the broker, failed or timed out)")
-        return self.generation
+        if self._producer.broken:
+            self._producer.replace()
+        return self._producer.generation
 
     def delivery(self, generation: int) -> Delivery:
         """Return the `Delivery` of a new batch of an attempt of `generation` (see `send`)."""
@@ -149,11 +116,11 @@ class RekeyProducer:
         """Queue one record of `delivery`'s batch; raise `BufferError` while librdkafka's queue is
         full (nothing queued: the caller waits and sends it again); raise `RuntimeError` while the
         producer is fenced or if it was replaced since `delivery`'s attempt began (the attempt ends)."""
-        if self._fenced or delivery.generation != self.generation:
+        if self._producer.broken or delivery.generation != self._producer.generation:
             raise RuntimeError("the re-keying producer was fenced: the attempt restarts from its position")
         delivery.expect()
         try:
-            self._producer.produce(
+            self._producer.current.produce(
                 topic,
                 value,
                 key,
@@ -170,18 +137,13 @@ class RekeyProducer:
             raise RuntimeError(f"producing to {topic}[{partition}] failed: {exc}") from exc
 
     def _delivered(self, delivery: Delivery, error: DeliveryError | None, msg: Any) -> None:
-        if error is not None and must_replace(error) and delivery.generation == self.generation:
-            self._fenced = True  # (a replaced producer's late failures say nothing of the current one)
+        if error is not None:
+            self._producer.delivery_failed(error, delivery.generation)
         delivery.done(error, msg)
 
     def close(self, timeout_ms: int = 2_000) -> None:
         """Flush (bounded), drop what is left (the sources are re-read from their positions)."""
-        left = self._producer.flush(timeout_ms / 1000)
-        if left:
-            _log.warning("%d re-keyed records not delivered at shutdown (re-read later)", left)
-            self._producer.purge()
-        self._stop.set()
-        self._thread.join(timeout=1.0)
+        self._producer.close(timeout_ms, "re-keyed records: re-read later")
 
 
 def _succeed(future: asyncio.Future[None]) -> None:
