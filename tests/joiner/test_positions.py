@@ -13,8 +13,8 @@ import pytest
 
 from streamjoin.engine.entry import Entry
 from streamjoin.joiner.batch import BuiltBatch
-from streamjoin.joiner.operator_config import OutputTopics
 from streamjoin.joiner.outbox import OutboxRecord
+from streamjoin.joiner.output_topics import OutputTopics
 from streamjoin.joiner.positions import Marker, PositionKeeper, PositionLog, decide
 from streamjoin.joiner.published import PublishedIds
 from streamjoin.joiner.registry_epoch import RegistryEpoch

@@ -27,8 +27,9 @@ from streamjoin.joiner.backlog import ReadPositions, SourceBacklog
 from streamjoin.joiner.batch import BatchBuilder
 from streamjoin.joiner.idle import IdleTracker
 from streamjoin.joiner.kafka_io import fetch_evenly
-from streamjoin.joiner.operator_config import OperatorConfig, OutputTopics
+from streamjoin.joiner.operator_config import OperatorConfig
 from streamjoin.joiner.operator_stats import OperatorCounters
+from streamjoin.joiner.output_topics import OutputTopics
 from streamjoin.joiner.positions import PositionKeeper
 from streamjoin.joiner.publisher import Publisher
 from streamjoin.kafka import Consumer, TopicPartition

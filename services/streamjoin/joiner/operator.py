@@ -25,8 +25,9 @@ from streamjoin.joiner.batch_loop import BatchLoop
 from streamjoin.joiner.formats import registry_at
 from streamjoin.joiner.health import Health
 from streamjoin.joiner.kafka_io import highest_published
-from streamjoin.joiner.operator_config import OperatorConfig, OutputTopics
+from streamjoin.joiner.operator_config import OperatorConfig
 from streamjoin.joiner.operator_stats import OperatorCounters
+from streamjoin.joiner.output_topics import OutputTopics
 from streamjoin.joiner.positions import PositionKeeper
 from streamjoin.joiner.publisher import Publisher, PublishError
 from streamjoin.joiner.rebuild import recover

@@ -1,4 +1,4 @@
-"""The settings of a worker's operators and where each publishes (`OperatorConfig`, `OutputTopics`)."""
+"""The settings of a worker's operators (`OperatorConfig`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from streamjoin.engine.ingest import DEFAULT_MAX_FUTURE
 from streamjoin.joiner.batch import DEFAULT_MAX_RECORD_BYTES
 from streamjoin.kafka import DEFAULT_FETCH_WAIT_MS
 
-__all__ = ["OperatorConfig", "OutputTopics"]
+__all__ = ["OperatorConfig"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,25 +31,3 @@ class OperatorConfig:
     """The largest result or dead letter published; larger ones become references (batch.py)."""
     schema_registry_url: str | None = None
     """The schema registry of Avro inputs and outputs (docs/formats.md); None: none configured."""
-
-
-@dataclass(frozen=True, slots=True)
-class OutputTopics:
-    """Where an operator publishes: results and dead letters, with their partition counts."""
-
-    results: str
-    results_partitions: int
-    dead: str
-    dead_partitions: int
-    input_partitions: int
-
-    def partition(self, name: str, p: int) -> tuple[str, int]:
-        """Return (topic, partition) of outbox `name` for input partition `p`."""
-        if name == "results":
-            return self.results, p % self.results_partitions
-        return self.dead, p % self.dead_partitions
-
-    def exclusive(self, name: str) -> bool:
-        """Return True when input partition p alone publishes to outbox `name`'s partition: results
-        with at least as many output partitions as input partitions (dead letters are shared)."""
-        return name == "results" and self.results_partitions >= self.input_partitions

@@ -35,7 +35,7 @@ from typing import Any, Literal
 from streamjoin.engine.entry import Entry
 from streamjoin.joiner.batch import BuiltBatch
 from streamjoin.joiner.marker import Marker
-from streamjoin.joiner.operator_config import OutputTopics
+from streamjoin.joiner.output_topics import OutputTopics
 from streamjoin.joiner.published import PublishedIds
 from streamjoin.kafka import KafkaClients, KeyedLog, LogRecord
 from streamjoin.state.base import Checkpoint, StateStore

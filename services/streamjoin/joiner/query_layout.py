@@ -14,7 +14,7 @@ import asyncio
 import functools
 from dataclasses import dataclass
 
-from streamjoin.joiner.operator_config import OutputTopics
+from streamjoin.joiner.output_topics import OutputTopics
 from streamjoin.joiner.registry_watch import QuerySpec
 from streamjoin.joiner.rekey_format import generation
 from streamjoin.joiner.rekeyed import RekeyedInput, RekeySetup
@@ -22,14 +22,13 @@ from streamjoin.joiner.repartitioner import RekeyJob, position_name
 from streamjoin.joiner.topic_setup import ensure_internal_topics, ensure_output_topics
 from streamjoin.kafka import Consumer, KafkaClients, partition_counts
 from streamjoin.query.model import QueryDef
-from streamjoin.query.partitioning import PartitioningPlan, plan_partitioning, repartition_topic
+from streamjoin.query.partitioning import PartitioningPlan, plan_partitioning
 from streamjoin.state.redis.repartition_store import RepartitionStore
 
 __all__ = [
     "DEFAULT_DEAD_LETTER",
     "QueryLayout",
     "lay_out",
-    "possible_internal_topics",
     "status_note",
     "unsupported_rekeying",
 ]
@@ -68,12 +67,6 @@ class QueryLayout:
     def internal_topics(self) -> tuple[str, ...]:
         """Return the query's internal topics."""
         return tuple(r.internal_topic for r in self.plan.rekeyed if r.internal_topic is not None)
-
-
-def possible_internal_topics(query: QueryDef) -> tuple[str, ...]:
-    """Return the internal topic every input of `query` would have if re-keyed (what a deleted
-    query may have left, whether or not this worker laid it out)."""
-    return tuple(repartition_topic(query.name, i.stream) for i in query.inputs)
 
 
 def status_note(plan: PartitioningPlan) -> str | None:

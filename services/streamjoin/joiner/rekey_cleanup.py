@@ -31,19 +31,17 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
-from streamjoin.joiner.query_layout import possible_internal_topics
 from streamjoin.joiner.registry_watch import specs_from_snapshot
 from streamjoin.joiner.rekey_format import generation
-from streamjoin.joiner.topic_setup import delete_internal_topics
 from streamjoin.kafka import Admin, KafkaClients
 from streamjoin.query.model import QueryDef
-from streamjoin.query.partitioning import plan_partitioning
+from streamjoin.query.partitioning import plan_partitioning, repartition_topic
 from streamjoin.registry import RegistryStore
 from streamjoin.state.redis.repartition_store import RepartitionStore
 
-__all__ = ["MARK_TTL_MS", "InternalTopics"]
+__all__ = ["MARK_TTL_MS", "InternalTopics", "delete_internal_topics", "possible_internal_topics"]
 
 _log = logging.getLogger(__name__)
 
@@ -130,3 +128,21 @@ async def _partition_counts(kafka: KafkaClients, topics: Iterable[str]) -> dict[
         return {}
     existing = await asyncio.to_thread(Admin(kafka.bootstrap, client_config=kafka.librdkafka).topics)
     return {t: n for t, n in existing.items() if t in wanted and n}
+
+
+def possible_internal_topics(query: QueryDef) -> tuple[str, ...]:
+    """Return the internal topic every input of `query` would have if re-keyed (what a deleted
+    query may have left, whether or not this worker laid it out)."""
+    return tuple(repartition_topic(query.name, i.stream) for i in query.inputs)
+
+
+def delete_internal_topics(kafka: KafkaClients, names: Sequence[str]) -> None:
+    """Delete a deleted query's internal topics (idempotent: a missing one is no error)."""
+    if not names:
+        return
+    errors = Admin(kafka.bootstrap, client_config=kafka.librdkafka).delete_topics(names)
+    for name, error in errors.items():
+        if error is None:
+            _log.info("deleted internal topic %s", name)
+        elif "UNKNOWN_TOPIC" not in error.upper() and "does not exist" not in error:
+            raise RuntimeError(f"deleting topic {name} failed: {error}")

@@ -19,8 +19,7 @@ from streamjoin.joiner.config import WorkerConfig
 from streamjoin.joiner.health import Health
 from streamjoin.joiner.operator_config import OperatorConfig
 from streamjoin.joiner.positions import PositionLog
-from streamjoin.joiner.query_layout import possible_internal_topics
-from streamjoin.joiner.rekey_cleanup import InternalTopics
+from streamjoin.joiner.rekey_cleanup import InternalTopics, possible_internal_topics
 from streamjoin.joiner.rekey_marks import RekeyMarks
 from streamjoin.joiner.rekey_producer import RekeyProducer
 from streamjoin.joiner.repartitioner import RekeyJob, Repartitioner

@@ -1,5 +1,5 @@
-"""Create a query's output, dead-letter and internal repartition topics when they do not exist yet,
-and delete the internal ones with the query.
+"""Create a query's output, dead-letter and internal repartition topics when they do not exist yet
+(`rekey_cleanup` deletes the internal ones a query no longer uses).
 
 The output topic gets the query's partition count N (its partitioning plan), so result partition p
 comes from operator partition p (an existing topic keeps its own count; records then go to
@@ -12,12 +12,11 @@ import logging
 import time
 from collections.abc import Sequence
 
-from streamjoin.kafka import Admin, KafkaClients
+from streamjoin.kafka import KafkaClients
 from streamjoin.topics import TopicSpec, broker_topics, create_topics
 
 __all__ = [
     "ANCHOR_TOPIC",
-    "delete_internal_topics",
     "ensure_anchor_topic",
     "ensure_internal_topics",
     "ensure_output_topics",
@@ -87,15 +86,3 @@ def _create_visible(kafka: KafkaClients, specs: Sequence[TopicSpec]) -> dict[str
         time.sleep(0.1)
         existing = broker_topics(kafka.bootstrap, client_config=kafka.librdkafka)
     return existing
-
-
-def delete_internal_topics(kafka: KafkaClients, names: Sequence[str]) -> None:
-    """Delete a deleted query's internal topics (idempotent: a missing one is no error)."""
-    if not names:
-        return
-    errors = Admin(kafka.bootstrap, client_config=kafka.librdkafka).delete_topics(names)
-    for name, error in errors.items():
-        if error is None:
-            _log.info("deleted internal topic %s", name)
-        elif "UNKNOWN_TOPIC" not in error.upper() and "does not exist" not in error:
-            raise RuntimeError(f"deleting topic {name} failed: {error}")
