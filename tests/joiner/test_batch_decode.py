@@ -10,7 +10,7 @@ import pytest
 from tests.kafka_records import TopicPartition, consumer_record
 
 from streamjoin.engine import ResultFormatter
-from streamjoin.joiner.batch import BatchBuilder
+from streamjoin.joiner.batch.builder import BatchBuilder
 from streamjoin.operator import OperatorFactory
 from streamjoin.query import parse_query
 from streamjoin.replay import DeadLetter, replay

@@ -11,7 +11,7 @@ import pytest
 from tests.kafka_records import ConsumerRecord, TopicPartition, consumer_record
 
 from streamjoin.engine import MultiJoin
-from streamjoin.joiner.batch import BatchBuilder, BuiltBatch
+from streamjoin.joiner.batch.builder import BatchBuilder, BuiltBatch
 from streamjoin.query import QueryDef, parse_query
 
 RAW: dict[str, Any] = {

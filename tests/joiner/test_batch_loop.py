@@ -10,12 +10,12 @@ from typing import Any, cast
 
 from tests.kafka_records import ConsumerRecord, TopicPartition, consumer_record
 
-from streamjoin.joiner.batch import BatchBuilder
-from streamjoin.joiner.batch_loop import BatchLoop
-from streamjoin.joiner.operator_config import OperatorConfig
-from streamjoin.joiner.operator_stats import OperatorCounters
-from streamjoin.joiner.outbox import OutboxRecord
-from streamjoin.joiner.output_topics import OutputTopics
+from streamjoin.joiner.batch.builder import BatchBuilder
+from streamjoin.joiner.operators.batch_loop import BatchLoop
+from streamjoin.joiner.operators.config import OperatorConfig
+from streamjoin.joiner.operators.stats import OperatorCounters
+from streamjoin.joiner.publish.outbox import OutboxRecord
+from streamjoin.joiner.publish.output_topics import OutputTopics
 from streamjoin.operator import OperatorFactory
 from streamjoin.query import parse_query
 from streamjoin.state.base import CommitBatch, OutboxState, StateUnavailableError

@@ -21,7 +21,7 @@ import fastavro
 from tests.kafka_records import TopicPartition, consumer_record
 
 from streamjoin.formats import AvroReader, frame, result_schema
-from streamjoin.joiner.batch import BatchBuilder
+from streamjoin.joiner.batch.builder import BatchBuilder
 from streamjoin.operator import OperatorFactory
 from streamjoin.query import QueryDef, parse_query
 from streamjoin.replay import replay

@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from tests.kafka_records import TopicPartition
 
 from streamjoin.engine import MultiJoin
-from streamjoin.joiner.idle import IdleTracker
-from streamjoin.joiner.rekeyed import RekeyedInput, RekeyedReader, RekeySetup
+from streamjoin.joiner.operators.idle import IdleTracker
+from streamjoin.joiner.rekeyed.reader import RekeyedInput, RekeyedReader, RekeySetup
 from streamjoin.query import parse_query
 
 QUERY = parse_query(

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from streamjoin.joiner.publisher import Publisher, PublishError
+from streamjoin.joiner.publish.publisher import Publisher, PublishError
 from streamjoin.kafka import KafkaClients
 from streamjoin.state.base import FencedError
 
@@ -26,8 +26,8 @@ from .test_publisher import _read_all, _records
 _CHILD = textwrap.dedent(
     """
     import asyncio, sys
-    from streamjoin.joiner.outbox import OutboxRecord
-    from streamjoin.joiner.publisher import Publisher, PublishError
+    from streamjoin.joiner.publish.outbox import OutboxRecord
+    from streamjoin.joiner.publish.publisher import Publisher, PublishError
     from streamjoin.kafka import KafkaClients
 
     bootstrap, topic, timeout = sys.argv[1], sys.argv[2], sys.argv[3]

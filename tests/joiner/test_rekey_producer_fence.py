@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from confluent_kafka import KafkaError
 
-from streamjoin.joiner.publisher import Publisher
-from streamjoin.joiner.rekey_producer import RekeyProducer
-from streamjoin.joiner.replaceable_producer import ReplaceableProducer
+from streamjoin.joiner.publish.publisher import Publisher
+from streamjoin.joiner.publish.replaceable_producer import ReplaceableProducer
+from streamjoin.joiner.repartition.producer import RekeyProducer
 from streamjoin.kafka import KafkaClients
 
 from .own_broker import own_broker

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from tests.kafka_records import ConsumerRecord, TopicPartition, consumer_record
 
-from streamjoin.joiner.batch import BatchBuilder, BuiltBatch
-from streamjoin.joiner.rekey_format import (
+from streamjoin.joiner.batch.builder import BatchBuilder, BuiltBatch
+from streamjoin.joiner.rekeyed.format import (
     HEADER_GEN,
     HEADER_MARK,
     HEADER_SOURCE,
@@ -20,7 +20,7 @@ from streamjoin.joiner.rekey_format import (
     route,
     source_header,
 )
-from streamjoin.joiner.rekeyed import RekeyedInput, RekeyedReader, RekeySetup
+from streamjoin.joiner.rekeyed.reader import RekeyedInput, RekeyedReader, RekeySetup
 from streamjoin.operator import OperatorFactory
 from streamjoin.query import parse_query
 from streamjoin.query.partitioning import partition_for
