@@ -25,30 +25,24 @@ from aiokafka import AIOKafkaConsumer
 from confluent_kafka import Producer
 
 from joiner_throughput_harness import cpu_seconds  # bench/ is on sys.path when run as a script
+from pacing import produce_paced, warm_up
 from streamjoin.dev.stack import EmbeddedStack
 from streamjoin.topics import TopicSpec, create_topics
 
 PARTITIONS = 4
 
 
-def produce_paced(
+def produce_stamped(
     bootstrap: str, topic: str, rate: float, seconds: float, linger_ms: int, done: threading.Event
 ) -> None:
     """Write `rate` records/s for `seconds`, each carrying its send time in ms."""
     p = Producer({"bootstrap.servers": bootstrap, "linger.ms": linger_ms, "enable.idempotence": True})
-    p.produce(topic, b"{}", partition=0)  # the idempotent producer's start-up is not the broker's cost
-    p.flush(30)
-    start = time.monotonic()
-    total = int(rate * seconds)
-    i = 0
-    while i < total:
-        due = min(int((time.monotonic() - start) * rate) + 1, total)
-        now_ms = int(time.time() * 1000)
-        while i < due:
-            p.produce(topic, b'{"ts":%d,"i":%d}' % (now_ms, i), partition=i % PARTITIONS)
-            i += 1
-        p.poll(0)
-        time.sleep(0.001)
+    warm_up(p, topic, partition=0)  # the idempotent producer's start-up is not the broker's cost
+
+    def send(i: int, sent_ms: int) -> None:
+        p.produce(topic, b'{"ts":%d,"i":%d}' % (sent_ms, i), partition=i % PARTITIONS)
+
+    produce_paced(p, rate, seconds, send)
     p.flush(30)
     done.set()
 
@@ -72,7 +66,7 @@ async def run(
         await consumer.start()
         done = threading.Event()
         thread = threading.Thread(
-            target=produce_paced, args=(stack.bootstrap, topic, rate, seconds, linger_ms, done), daemon=True
+            target=produce_stamped, args=(stack.bootstrap, topic, rate, seconds, linger_ms, done), daemon=True
         )
         broker = stack.services[0].process
         broker_pid = broker.pid if broker is not None else None

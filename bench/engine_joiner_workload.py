@@ -3,7 +3,7 @@
 3 streams a, b, c; `a.k = b.k = c.k` (exact-key hash join), range windows of 1000 ms, eager
 evaluation and expiration. Record i has key i // 6 (streams a b c a b c: 6 records make 8 results),
 timestamp i // 10 (10 records per ms) and partition k % 4. One engine per partition, built and fed as
-`joiner/batch.py` does: `MultiJoin(journal=True)`, per batch `add` for every record (grouped by
+`joiner/batch/builder.py` does: `MultiJoin(journal=True)`, per batch `add` for every record (grouped by
 topic-partition, as a Kafka fetch returns them), then `advance` and `take_delta`. Decoding and result
 encoding are left out: this measures the engine only.
 

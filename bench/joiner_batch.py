@@ -27,7 +27,7 @@ from aiokafka import ConsumerRecord, TopicPartition
 
 from streamjoin.engine import tune_gc
 from streamjoin.formats import frame, result_schema
-from streamjoin.joiner.batch import BatchBuilder
+from streamjoin.joiner.batch.builder import BatchBuilder
 from streamjoin.operator import OperatorFactory
 from streamjoin.query import QueryDef, parse_query
 from streamjoin.schema_registry import MemorySchemaRegistry

@@ -11,7 +11,7 @@ import asyncio
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,7 @@ __all__ = [
     "producer",
     "query_json",
     "record",
+    "record_sender",
     "redis_command_stats",
     "redis_used",
     "register",
@@ -75,6 +76,16 @@ def record(i: int, ts: int) -> tuple[str, int, bytes]:
         k % PARTITIONS,
         b'{"ts":%d,"k":%d,"pad":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}' % (ts, k),
     )
+
+
+def record_sender(p: Producer, topics: dict[str, str]) -> Callable[[int, int], None]:
+    """Return `send(i, ts)`: produce `record(i, ts)` to its stream's topic (`pacing.produce_paced`)."""
+
+    def send(i: int, ts: int) -> None:
+        stream, part, value = record(i, ts)
+        p.produce(topics[stream], value, partition=part)
+
+    return send
 
 
 FLUSH_AHEAD_MS = 60_000

@@ -26,7 +26,7 @@ from joiner_throughput_harness import (
     flush_records,
     producer,
     query_json,
-    record,
+    record_sender,
     register,
     result_ts,
     start_forwarder,
@@ -34,6 +34,7 @@ from joiner_throughput_harness import (
     stop_workers,
     wait_running,
 )
+from pacing import produce_paced, warm_up
 from streamjoin.dev.stack import EmbeddedStack
 from streamjoin.registry import RegistryStore
 from streamjoin.topics import TopicSpec, create_topics
@@ -86,25 +87,10 @@ async def latency(
 
         def paced() -> None:
             p = producer(stack.bootstrap, linger_ms)
-            # An idempotent producer holds its first records until it has a producer id (about 1 s
-            # on the embedded broker): that start-up belongs to the benchmark, not to the joiner.
-            p.produce(warmup, b"{}")
-            p.flush(30)
-            start = time.monotonic()
-            i = 0
-            total = int(rate * seconds)
-            while i < total:  # every millisecond, the records that are due
-                due = min(int((time.monotonic() - start) * rate) + 1, total)
-                now_ms = int(time.time() * 1000)
-                while i < due:
-                    stream, part, value = record(i, now_ms)
-                    p.produce(topics[stream], value, partition=part)
-                    i += 1
-                p.poll(0)
-                time.sleep(0.001)
+            warm_up(p, warmup)  # the producer's start-up belongs to the benchmark, not to the joiner
+            sent[0] = produce_paced(p, rate, seconds, record_sender(p, topics))
             flush_records(p, topics, int(time.time() * 1000))
             p.flush(30)
-            sent[0] = i
             done.set()
 
         thread = threading.Thread(target=paced, daemon=True)

@@ -31,7 +31,7 @@ from aiokafka import TopicPartition
 
 from joiner_batch import STREAMS, bench_query, workload
 from streamjoin.dev.redis_server import EmbeddedRedis
-from streamjoin.joiner.batch import BatchBuilder, BuiltBatch
+from streamjoin.joiner.batch.builder import BatchBuilder, BuiltBatch
 from streamjoin.operator import OperatorFactory
 from streamjoin.schema_registry import MemorySchemaRegistry
 from streamjoin.state.redis import RedisStateStore

@@ -31,10 +31,10 @@ from confluent_kafka import Producer
 
 from streamjoin.dev.stack import EmbeddedStack
 from streamjoin.joiner.health import Health
-from streamjoin.joiner.operator_config import OperatorConfig
-from streamjoin.joiner.rekey_format import HEADER_SOURCE, generation
-from streamjoin.joiner.rekey_producer import RekeyProducer
-from streamjoin.joiner.repartitioner import RekeyJob, Repartitioner
+from streamjoin.joiner.operators.config import OperatorConfig
+from streamjoin.joiner.rekeyed.format import HEADER_SOURCE, generation
+from streamjoin.joiner.repartition.producer import RekeyProducer
+from streamjoin.joiner.repartition.repartitioner import RekeyJob, Repartitioner
 from streamjoin.kafka import KafkaClients
 from streamjoin.query import parse_query
 from streamjoin.state.redis.repartition_store import RepartitionStore

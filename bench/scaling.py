@@ -51,13 +51,14 @@ from bench.joiner_throughput_harness import (
     preload,
     producer,
     query_json,
-    record,
+    record_sender,
     register,
     result_ts,
     start_workers,
     stop_workers,
     wait_running,
 )
+from bench.pacing import produce_paced, warm_up
 
 from streamjoin.dev.process import ManagedProcess
 from streamjoin.dev.redis_cluster import EmbeddedRedisCluster
@@ -130,23 +131,10 @@ async def lag(target: Target, prefix: str, rate: float, seconds: float) -> dict[
 
     def paced() -> None:
         p = producer(target.bootstrap, 20)
-        # An idempotent producer holds its first records until it has a producer id (about 1 s on
-        # the embedded broker): that start-up belongs to the benchmark, not to the workers.
-        p.produce(f"scale.warmup.{u}", b"{}")
-        p.flush(30)
-        start, i, total = time.monotonic(), 0, int(rate * seconds)
-        while i < total:  # every millisecond, the records that are due
-            due = min(int((time.monotonic() - start) * rate) + 1, total)
-            now_ms = int(time.time() * 1000)
-            while i < due:
-                stream, part, value = record(i, now_ms)
-                p.produce(topics[stream], value, partition=part)
-                i += 1
-            p.poll(0)
-            time.sleep(0.001)
+        warm_up(p, f"scale.warmup.{u}")  # the producer's start-up belongs to the benchmark, not the workers
+        sent.append(produce_paced(p, rate, seconds, record_sender(p, topics)))
         flush_records(p, topics, int(time.time() * 1000))
         p.flush(30)
-        sent.append(i)
 
     thread = asyncio.create_task(asyncio.to_thread(paced))
     samples: list[tuple[float, float]] = []  # (produce time, lag) per result

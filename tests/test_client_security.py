@@ -225,7 +225,7 @@ def test_faust_credentials_built_from_the_options_give_back_the_same_options(pki
     """The joiner's Faust `broker_credentials` connect exactly like its own aiokafka consumers."""
     from faust.transport.drivers.aiokafka import credentials_to_aiokafka_auth
 
-    from streamjoin.joiner.app import broker_credentials
+    from streamjoin.joiner.group.app import broker_credentials
     from streamjoin.kafka import KafkaClients
 
     ssl_only = load_settings(kafka_security_protocol="SSL", kafka_tls_ca_file=pki.ca_cert)

@@ -6,7 +6,7 @@ nodes can be SIGKILLed and started again on their data (`kill_broker`, `restart_
 
 Faults act on it (`bench/soak/faults.py`); like a supervisor (Kubernetes, compose's `restart:`), it
 starts again a worker that exits on its own (`supervise`: a worker leaves a stalled consumer group
-by exiting, `joiner/group_watch.py`), but not one a fault is stopping. It also answers the two
+by exiting, `joiner/group/watch.py`), but not one a fault is stopping. It also answers the two
 questions they and the lag probe ask of Redis: which partitions a worker owns with a batch committed
 but not yet known to be published (a batch in flight), and how far the operators and repartitioners
 are (`bench/soak/drain.py`).

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Mapping
 from typing import Any
 
+from bench.pacing import Pacer, warm_up
 from bench.soak.workload import STREAMS, RecordMaker
 from confluent_kafka import Producer
 
 __all__ = ["PacedProducer"]
+
+_EPOCH_MS = 1_000_000
+"""The event time of the run's first records."""
 
 
 class PacedProducer(threading.Thread):
@@ -46,21 +49,15 @@ class PacedProducer(threading.Thread):
 
     def run(self) -> None:
         try:
-            self._producer.produce(self._topics[0] + ".warmup", b"{}")  # the producer id, before the clock
-            self._producer.flush(30)
-            self.start_time = start = time.monotonic()
+            warm_up(self._producer, self._topics[0] + ".warmup")  # the producer id, before the clock
+            pacer = Pacer(self._rate, self._duration_s, tick_s=0.002, producer=self._producer)
+            self.start_time = pacer.start
             self.started.set()
-            sent, total = 0, int(self._rate * self._duration_s)
-            while sent < total:
-                now = time.monotonic()
-                due = min(int((now - start) * self._rate) + 1, total)
-                now_ms = 1_000_000 + int((now - start) * 1000)
-                while sent < due:
-                    self._send(*self._maker.make(now_ms))
-                    sent += 1
-                self._producer.poll(0)
-                time.sleep(0.002)
-            for record in self._maker.flush(1_000_000 + int((time.monotonic() - start) * 1000)):
+            for due in pacer:  # event time: ms since the start, from 1,000,000
+                event_ms = _EPOCH_MS + pacer.elapsed_ms()
+                for _ in due:
+                    self._send(*self._maker.make(event_ms))
+            for record in self._maker.flush(_EPOCH_MS + pacer.elapsed_ms()):
                 self._send(*record)
             left = self._producer.flush(600)
             if left:

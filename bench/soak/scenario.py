@@ -37,7 +37,7 @@ from bench.soak.producer import PacedProducer
 from bench.soak.workload import STREAMS, Ledger, RecordMaker, WorkloadSpec
 from tests.joiner.harness import register_query, wait_running
 
-from streamjoin.joiner.group_watch import EXIT_GROUP_STALLED
+from streamjoin.joiner.group.watch import EXIT_GROUP_STALLED
 from streamjoin.query import parse_query
 
 __all__ = ["NotDrainedError", "Progress", "Report", "Scenario", "ScenarioError", "run_scenario"]

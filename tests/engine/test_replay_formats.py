@@ -7,12 +7,13 @@ import json
 import random
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.kafka_records import TopicPartition, consumer_record
+
 from streamjoin.engine import ResultFormatter
-from streamjoin.joiner.batch import BatchBuilder
+from streamjoin.joiner.batch.builder import BatchBuilder
 from streamjoin.operator import OperatorFactory
 from streamjoin.query import parse_query
 from streamjoin.replay import replay
@@ -42,22 +43,6 @@ def _lines(events: list[tuple[str, dict[str, Any]]]) -> list[str]:
     return [json.dumps({"stream": s, "record": r}) + "\n" for s, r in events]
 
 
-@dataclass(frozen=True)
-class _TopicPartition:
-    topic: str
-    partition: int
-
-
-@dataclass
-class _Message:
-    topic: str
-    partition: int
-    offset: int
-    timestamp: int
-    key: bytes | None
-    value: bytes | None
-
-
 def test_replay_and_joiner_and_encode_write_the_same_bytes() -> None:
     events = _events()
     out = io.StringIO()
@@ -82,11 +67,11 @@ def test_replay_and_joiner_and_encode_write_the_same_bytes() -> None:
     joined: list[str] = []
     for batch, (stream, record) in enumerate(events):
         raw = json.dumps(record, separators=(",", ":")).encode()
-        message = _Message(f"t.{stream}", 0, offsets[stream], 0, None, raw)
+        message = consumer_record(f"t.{stream}", 0, offsets[stream], raw)
         offsets[stream] += 1
         built = builder.build(
             operator,
-            {_TopicPartition(message.topic, 0): [message]},
+            {TopicPartition(message.topic, 0): [message]},
             batch=batch,
             offsets={},
             trims=[],

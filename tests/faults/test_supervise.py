@@ -12,7 +12,7 @@ from bench.soak import ScenarioError
 from bench.soak.cluster import Cluster
 from tests.joiner.harness import JoinerProcess
 
-from streamjoin.joiner.group_watch import EXIT_GROUP_STALLED
+from streamjoin.joiner.group.watch import EXIT_GROUP_STALLED
 
 
 def _exiting_worker(tmp_path: Path, name: str) -> JoinerProcess:

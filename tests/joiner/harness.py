@@ -27,7 +27,7 @@ from confluent_kafka import Producer
 
 from streamjoin.dev.ports import LOOPBACK
 from streamjoin.dev.process import ManagedProcess
-from streamjoin.joiner.group_watch import EXIT_GROUP_STALLED
+from streamjoin.joiner.group.watch import EXIT_GROUP_STALLED
 from streamjoin.query import QueryDef, parse_query
 from streamjoin.registry import QueryRecord, RegistryStore, StreamRecord
 from streamjoin.testing import Event, expected_results

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from streamjoin.joiner.app import crashed_services, make_app
+from streamjoin.joiner.group.app import crashed_services, make_app
 from streamjoin.kafka import KafkaClients
 
 

@@ -1,4 +1,4 @@
-"""Whether an operator's input partitions hold records it has not read (joiner/backlog.py), with a
+"""Whether an operator's input partitions hold records it has not read (joiner/operators/backlog.py), with a
 consumer double: the half of the idle rule that silence cannot tell (docs/joiner.md, "Idle
 partitions"). The real broker: tests/joiner/test_idle_backlog.py."""
 
@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from streamjoin.joiner.backlog import ReadPositions, SourceBacklog
+from streamjoin.joiner.operators.backlog import ReadPositions, SourceBacklog
 from streamjoin.kafka import Consumer, TopicPartition
 
 TP = TopicPartition("t.a", 0)

@@ -5,12 +5,12 @@ from __future__ import annotations
 import io
 import json
 import random
-from dataclasses import dataclass
 
 import pytest
+from tests.kafka_records import TopicPartition, consumer_record
 
 from streamjoin.engine import ResultFormatter
-from streamjoin.joiner.batch import BatchBuilder
+from streamjoin.joiner.batch.builder import BatchBuilder
 from streamjoin.operator import OperatorFactory
 from streamjoin.query import parse_query
 from streamjoin.replay import DeadLetter, replay
@@ -41,22 +41,6 @@ KEYS = [
 ]
 
 
-@dataclass(frozen=True)
-class _TP:
-    topic: str
-    partition: int
-
-
-@dataclass
-class _Msg:
-    topic: str
-    partition: int
-    offset: int
-    timestamp: int
-    key: bytes | None
-    value: bytes | None
-
-
 def _events(seed: int) -> list[tuple[str, str]]:
     rng = random.Random(seed)
     return [(rng.choice("ab"), f'{{"ts": {i // 4}, "k": {rng.choice(KEYS)}}}') for i in range(120)]
@@ -80,11 +64,11 @@ def _joined(events: list[tuple[str, str]]) -> tuple[set[str], int]:
     values: list[bytes] = []
     dead = 0
     for batch, (stream, raw) in enumerate(events):
-        message = _Msg(f"t.{stream}", 0, offsets[stream], 0, None, raw.encode())
+        message = consumer_record(f"t.{stream}", 0, offsets[stream], raw.encode())
         offsets[stream] += 1
         built = builder.build(
             operator,
-            {_TP(message.topic, 0): [message]},
+            {TopicPartition(message.topic, 0): [message]},
             batch=batch,
             offsets={},
             trims=[],

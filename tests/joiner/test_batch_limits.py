@@ -5,13 +5,13 @@ turned into references."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from tests.kafka_records import ConsumerRecord, TopicPartition, consumer_record
 
 from streamjoin.engine import MultiJoin
-from streamjoin.joiner.batch import BatchBuilder, BuiltBatch
+from streamjoin.joiner.batch.builder import BatchBuilder, BuiltBatch
 from streamjoin.query import QueryDef, parse_query
 
 RAW: dict[str, Any] = {
@@ -28,22 +28,6 @@ DAY_MS = 86_400_000
 NOW_MS = 1_790_000_000_000
 
 
-@dataclass
-class Msg:
-    topic: str
-    partition: int
-    offset: int
-    timestamp: int
-    key: bytes | None
-    value: bytes | None
-
-
-@dataclass(frozen=True)
-class TP:
-    topic: str
-    partition: int
-
-
 class Feed:
     """One operator's builder and engine, fed record by record."""
 
@@ -56,10 +40,12 @@ class Feed:
         self.batch = 0
 
     def send(self, now: float, *records: tuple[str, bytes]) -> BuiltBatch:
-        messages: dict[TP, list[Msg]] = {}
+        messages: dict[TopicPartition, list[ConsumerRecord[bytes, bytes]]] = {}
         for stream, raw in records:
             topic = f"t.{stream}"
-            messages.setdefault(TP(topic, 0), []).append(Msg(topic, 0, self.offsets[topic], 0, None, raw))
+            messages.setdefault(TopicPartition(topic, 0), []).append(
+                consumer_record(topic, 0, self.offsets[topic], raw)
+            )
             self.offsets[topic] += 1
         self.batch += 1
         return self.builder.build(

@@ -8,11 +8,14 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from streamjoin.joiner.batch import BatchBuilder
-from streamjoin.joiner.batch_loop import BatchLoop
-from streamjoin.joiner.operator_config import OperatorConfig, OutputTopics
-from streamjoin.joiner.operator_stats import OperatorCounters
-from streamjoin.joiner.outbox import OutboxRecord
+from tests.kafka_records import ConsumerRecord, TopicPartition, consumer_record
+
+from streamjoin.joiner.batch.builder import BatchBuilder
+from streamjoin.joiner.operators.batch_loop import BatchLoop
+from streamjoin.joiner.operators.config import OperatorConfig
+from streamjoin.joiner.operators.stats import OperatorCounters
+from streamjoin.joiner.publish.outbox import OutboxRecord
+from streamjoin.joiner.publish.output_topics import OutputTopics
 from streamjoin.operator import OperatorFactory
 from streamjoin.query import parse_query
 from streamjoin.state.base import CommitBatch, OutboxState, StateUnavailableError
@@ -28,47 +31,35 @@ QUERY = parse_query(
 PER_TOPIC = 40  # records per input; a batch takes 2 of each (max_batch 4)
 
 
-@dataclass(frozen=True)
-class _TP:
-    topic: str
-    partition: int
-
-
-@dataclass(frozen=True)
-class _Msg:
-    topic: str
-    partition: int
-    offset: int
-    timestamp: int
-    value: bytes
-    key: bytes | None = None
-    headers: tuple[tuple[str, bytes], ...] = ()
-
-
 @dataclass
 class _Consumer:
     """The records of t.a[0] and t.b[0] (key i, ts i: a[i] joins b[i]), handed out in order."""
 
-    tps: list[_TP] = field(default_factory=lambda: [_TP("t.a", 0), _TP("t.b", 0)])
-    positions: dict[_TP, int] = field(default_factory=dict)
+    tps: list[TopicPartition] = field(
+        default_factory=lambda: [TopicPartition("t.a", 0), TopicPartition("t.b", 0)]
+    )
+    positions: dict[TopicPartition, int] = field(default_factory=dict)
     fetches: int = 0
     per_call: int = PER_TOPIC  # at most this many records of a partition per `getmany`
 
-    def assignment(self) -> set[_TP]:
+    def assignment(self) -> set[TopicPartition]:
         return set(self.tps)
 
-    def highwater(self, tp: _TP) -> int:
+    def highwater(self, tp: TopicPartition) -> int:
         return PER_TOPIC
 
-    async def getmany(self, *tps: _TP, timeout_ms: int = 0, max_records: int = 1) -> dict[_TP, list[_Msg]]:
+    async def getmany(
+        self, *tps: TopicPartition, timeout_ms: int = 0, max_records: int = 1
+    ) -> dict[TopicPartition, list[ConsumerRecord[bytes, bytes]]]:
         self.fetches += 1
-        out: dict[_TP, list[_Msg]] = {}
+        out: dict[TopicPartition, list[ConsumerRecord[bytes, bytes]]] = {}
         for tp in tps:
             start = self.positions.get(tp, 0)
             end = min(start + max_records, start + self.per_call, PER_TOPIC)
             if end > start:
                 out[tp] = [
-                    _Msg(tp.topic, 0, i, i, json.dumps({"ts": i, "k": i}).encode()) for i in range(start, end)
+                    consumer_record(tp.topic, 0, i, json.dumps({"ts": i, "k": i}).encode(), timestamp=i)
+                    for i in range(start, end)
                 ]
                 self.positions[tp] = end
         if not out:

@@ -21,7 +21,7 @@ from tests.joiner.harness import (
     wait_running,
 )
 
-from streamjoin.joiner.outbox import parse_sequence_header
+from streamjoin.joiner.publish.outbox import parse_sequence_header
 
 pytestmark = pytest.mark.timeout(180)
 

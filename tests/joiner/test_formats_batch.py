@@ -15,13 +15,13 @@ import io
 import json
 import random
 from collections import Counter
-from dataclasses import dataclass
 from typing import Any
 
 import fastavro
+from tests.kafka_records import TopicPartition, consumer_record
 
 from streamjoin.formats import AvroReader, frame, result_schema
-from streamjoin.joiner.batch import BatchBuilder
+from streamjoin.joiner.batch.builder import BatchBuilder
 from streamjoin.operator import OperatorFactory
 from streamjoin.query import QueryDef, parse_query
 from streamjoin.replay import replay
@@ -60,22 +60,6 @@ def _events(n: int = 240, seed: int = 4) -> list[tuple[str, dict[str, Any]]]:
     return events
 
 
-@dataclass(frozen=True)
-class _TP:
-    topic: str
-    partition: int
-
-
-@dataclass
-class _Msg:
-    topic: str
-    partition: int
-    offset: int
-    timestamp: int
-    key: bytes | None
-    value: bytes | None
-
-
 def _avro(schema: dict[str, Any], schema_id: int, record: dict[str, Any]) -> bytes:
     buffer = io.BytesIO()
     fastavro.schemaless_writer(buffer, fastavro.parse_schema(schema), record)
@@ -103,7 +87,7 @@ class _Run:
         self.batch += 1
         built = self.builder.build(
             self.operator,
-            {_TP(topic, 0): [_Msg(topic, 0, offset, 0, None, value)]},
+            {TopicPartition(topic, 0): [consumer_record(topic, 0, offset, value)]},
             batch=self.batch,
             offsets={},
             trims=[],

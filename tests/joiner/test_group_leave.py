@@ -16,14 +16,14 @@ from aiokafka.abc import ConsumerRebalanceListener
 from aiokafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
 from tests.joiner.harness import JoinerProcess
 
-from streamjoin.joiner.topic_setup import ANCHOR_TOPIC
+from streamjoin.joiner.layout.topic_setup import ANCHOR_TOPIC
 
 SESSION_TIMEOUT_S = 16
 """The workers' session timeout. A member that left would be gone at once: the next member is
 assigned within a few seconds (the dev broker's `group.initial.rebalance.delay.ms` is 0)."""
 
 HEARTBEAT_S = 2
-"""The workers' heartbeat period (`joiner.app.make_app`): a stopped member's session runs out
+"""The workers' heartbeat period (`joiner.group.app.make_app`): a stopped member's session runs out
 between `SESSION_TIMEOUT_S - HEARTBEAT_S` and `SESSION_TIMEOUT_S` after it stopped."""
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(150)]

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from tests.joiner.harness import JoinerProcess
 
-from streamjoin.joiner.app import make_app
-from streamjoin.joiner.group_watch import _WATCHES, EXIT_GROUP_STALLED
+from streamjoin.joiner.group.app import make_app
+from streamjoin.joiner.group.watch import _WATCHES, EXIT_GROUP_STALLED
 from streamjoin.joiner.health import Health
-from streamjoin.joiner.worker_checks import check_faust, watch_faust
+from streamjoin.joiner.worker.checks import check_faust, watch_faust
 from streamjoin.kafka import KafkaClients
 
 

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from dataclasses import dataclass
+
+from tests.kafka_records import TopicPartition
 
 from streamjoin.engine import MultiJoin
-from streamjoin.joiner.idle import IdleTracker
-from streamjoin.joiner.rekeyed import RekeyedInput, RekeyedReader, RekeySetup
+from streamjoin.joiner.operators.idle import IdleTracker
+from streamjoin.joiner.rekeyed.reader import RekeyedInput, RekeyedReader, RekeySetup
 from streamjoin.query import parse_query
 
 QUERY = parse_query(
@@ -35,12 +36,6 @@ QUERY = parse_query(
 LIMIT_MS = 1_000
 
 
-@dataclass(frozen=True)
-class TP:
-    topic: str
-    partition: int
-
-
 def test_direct_inputs_time_out_again_after_input_resumes() -> None:
     engine = MultiJoin(QUERY, partitions={"a": [0], "b": [0]})
     tracker = _tracker(engine, behind=set())
@@ -49,12 +44,12 @@ def test_direct_inputs_time_out_again_after_input_resumes() -> None:
     assert asyncio.run(tracker.update([], now=1.5))  # both quiet for longer than the timeout
     assert engine.is_idle("a", 0) and engine.is_idle("b", 0) and engine.watermark == 12
     # a's next burst begins: the engine makes b hold the watermark again...
-    asyncio.run(tracker.update([TP("t.a", 0)], now=10.0))
+    asyncio.run(tracker.update([TopicPartition("t.a", 0)], now=10.0))
     engine.add("a", {"ts": 20, "k": 1}, ts=20, offset=1)
     assert not engine.is_idle("b", 0) and engine.watermark == 12
     # ...and b's timeout starts over then: not idle half a timeout later, idle after a full one.
     asyncio.run(tracker.update([], now=10.1))
-    asyncio.run(tracker.update([TP("t.a", 0)], now=10.6))
+    asyncio.run(tracker.update([TopicPartition("t.a", 0)], now=10.6))
     assert not engine.is_idle("b", 0)
     assert asyncio.run(tracker.update([], now=11.2))
     assert engine.is_idle("b", 0) and engine.watermark == 20 - QUERY.lateness
@@ -66,11 +61,11 @@ def test_a_silent_direct_input_with_records_unread_is_not_idle() -> None:
     tracker = _tracker(engine, behind=behind)
     engine.add("a", {"ts": 10, "k": 1}, ts=10, offset=0)
     engine.add("b", {"ts": 3, "k": 1}, ts=3, offset=0)
-    asyncio.run(tracker.update([TP("t.a", 0)], now=5.0))  # a speaks on, b is silent
+    asyncio.run(tracker.update([TopicPartition("t.a", 0)], now=5.0))  # a speaks on, b is silent
     engine.add("a", {"ts": 40, "k": 1}, ts=40, offset=1)
     asyncio.run(tracker.update([], now=30.0))  # b silent for 30 timeouts, but behind
     assert engine.is_idle("a", 0) and not engine.is_idle("b", 0) and engine.watermark == 3 - QUERY.lateness
-    asyncio.run(tracker.update([TP("t.b", 0)], now=30.2))  # b's backlog is read at last
+    asyncio.run(tracker.update([TopicPartition("t.b", 0)], now=30.2))  # b's backlog is read at last
     assert engine.add("b", {"ts": 4, "k": 1}, ts=4, offset=1), "b's next record is not late"
     behind.clear()  # read up to its end: after a timeout of silence it is idle
     assert not asyncio.run(tracker.update([], now=31.0))

@@ -6,7 +6,7 @@ import asyncio
 from typing import Any, cast
 
 from streamjoin.joiner.health import Health
-from streamjoin.joiner.operator import OperatorConfig, OutputTopics, PartitionOperator
+from streamjoin.joiner.operators.operator import OperatorConfig, OutputTopics, PartitionOperator
 from streamjoin.operator import OperatorFactory
 from streamjoin.query import parse_query
 

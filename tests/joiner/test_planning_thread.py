@@ -7,7 +7,7 @@ import itertools
 import time
 from typing import Any
 
-from streamjoin.joiner.planning import replan_off_loop
+from streamjoin.joiner.worker.planning import replan_off_loop
 from streamjoin.operator import OperatorFactory
 from streamjoin.operator.planning import QueryPlanner
 from streamjoin.planner import PlannerOptions, Replanner

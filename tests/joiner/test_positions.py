@@ -12,12 +12,12 @@ from collections.abc import Callable
 import pytest
 
 from streamjoin.engine.entry import Entry
-from streamjoin.joiner.batch import BuiltBatch
-from streamjoin.joiner.operator_config import OutputTopics
-from streamjoin.joiner.outbox import OutboxRecord
-from streamjoin.joiner.positions import Marker, PositionKeeper, PositionLog, decide
-from streamjoin.joiner.published import PublishedIds
-from streamjoin.joiner.registry_epoch import RegistryEpoch
+from streamjoin.joiner.batch.builder import BuiltBatch
+from streamjoin.joiner.publish.outbox import OutboxRecord
+from streamjoin.joiner.publish.output_topics import OutputTopics
+from streamjoin.joiner.recovery.positions import Marker, PositionKeeper, PositionLog, decide
+from streamjoin.joiner.recovery.published import PublishedIds
+from streamjoin.joiner.registry_follow.epoch import RegistryEpoch
 from streamjoin.kafka import KafkaClients
 from streamjoin.registry import RegistrySnapshot
 from streamjoin.state.base import Checkpoint, CommitBatch, FencedError, OutboxState

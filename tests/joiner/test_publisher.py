@@ -14,9 +14,9 @@ from collections.abc import Callable
 from aiokafka import TopicPartition
 from confluent_kafka import Producer
 
-from streamjoin.joiner.kafka_io import highest_published
-from streamjoin.joiner.outbox import HEADER_SEQ, OutboxRecord, parse_sequence_header
-from streamjoin.joiner.publisher import Publisher
+from streamjoin.joiner.operators.kafka_io import highest_published
+from streamjoin.joiner.publish.outbox import HEADER_SEQ, OutboxRecord, parse_sequence_header
+from streamjoin.joiner.publish.publisher import Publisher
 from streamjoin.kafka import KafkaClients, new_consumer, start_consumer
 
 PREFIX = b'{"query":"q",'

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from streamjoin.joiner.publisher import Publisher, PublishError
+from streamjoin.joiner.publish.publisher import Publisher, PublishError
 from streamjoin.kafka import KafkaClients
 from streamjoin.state.base import FencedError
 
@@ -26,8 +26,8 @@ from .test_publisher import _read_all, _records
 _CHILD = textwrap.dedent(
     """
     import asyncio, sys
-    from streamjoin.joiner.outbox import OutboxRecord
-    from streamjoin.joiner.publisher import Publisher, PublishError
+    from streamjoin.joiner.publish.outbox import OutboxRecord
+    from streamjoin.joiner.publish.publisher import Publisher, PublishError
     from streamjoin.kafka import KafkaClients
 
     bootstrap, topic, timeout = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -122,8 +122,8 @@ def test_a_publish_in_flight_when_the_producer_is_replaced_still_resolves(tmp_pa
                     publisher.publish(topic, 0, 2, _records(1, start=1), query="q", source_partition=0)
                 )
                 await asyncio.sleep(0.5)  # sent: in flight, unanswered
-                publisher._fenced_by_broker = True  # as after a timed-out record
-                publisher._renew()
+                publisher._producer.broken = True  # as after a timed-out record
+                publisher._producer.replace()
                 await asyncio.sleep(1.0)
             finally:
                 os.kill(pid, signal.SIGCONT)

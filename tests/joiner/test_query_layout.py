@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from streamjoin.joiner.query_layout import unsupported_rekeying
+from streamjoin.joiner.layout.query_layout import unsupported_rekeying
 from streamjoin.query import parse_query
 from streamjoin.query.partitioning import plan_partitioning
 

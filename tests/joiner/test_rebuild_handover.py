@@ -21,9 +21,9 @@ from tests.joiner.conftest import QuerySetup
 from tests.joiner.harness import consume_output, expected_ids, make_workload, produce
 
 from streamjoin.joiner.health import Health
-from streamjoin.joiner.operator import OperatorConfig, OutputTopics, PartitionOperator
-from streamjoin.joiner.positions import Marker, PositionKeeper, PositionLog
-from streamjoin.joiner.publisher import Publisher
+from streamjoin.joiner.operators.operator import OperatorConfig, OutputTopics, PartitionOperator
+from streamjoin.joiner.publish.publisher import Publisher
+from streamjoin.joiner.recovery.positions import Marker, PositionKeeper, PositionLog
 from streamjoin.kafka import KafkaClients
 from streamjoin.operator import OperatorFactory
 from streamjoin.state.base import Checkpoint, CommitBatch, StateStore, Trim

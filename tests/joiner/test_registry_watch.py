@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from streamjoin.joiner.registry_watch import QuerySpec, specs_from_snapshot
+from streamjoin.joiner.registry_follow.watch import QuerySpec, specs_from_snapshot
 from streamjoin.query import ModeDef, parse_query
 from streamjoin.registry import QueryControls, QueryRecord, RegistrySnapshot
 

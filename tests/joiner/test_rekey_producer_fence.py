@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 from confluent_kafka import KafkaError
 
-from streamjoin.joiner.publisher import Publisher
-from streamjoin.joiner.rekey_producer import RekeyProducer
+from streamjoin.joiner.publish.publisher import Publisher
+from streamjoin.joiner.publish.replaceable_producer import ReplaceableProducer
+from streamjoin.joiner.repartition.producer import RekeyProducer
 from streamjoin.kafka import KafkaClients
 
 from .own_broker import own_broker
@@ -52,7 +53,7 @@ def test_both_producers_keep_the_gapless_guarantee() -> None:
     rekey = RekeyProducer(kafka, client_id="t", message_timeout_ms=1_000)
     publisher = Publisher(kafka, client_id="t", message_timeout_ms=1_000)
     try:
-        for config in (rekey._config, publisher._config):
+        for config in (rekey._producer.config, publisher._producer.config):
             assert config["enable.gapless.guarantee"] is True and config["enable.idempotence"] is True
     finally:
         rekey.close(timeout_ms=10)
@@ -112,7 +113,7 @@ def test_a_batch_in_flight_when_the_producer_is_replaced_still_resolves(tmp_path
                 producer.send(stuck, topic, 0, b"1", None, [], 2)
                 stuck.seal()
                 await asyncio.sleep(0.5)  # sent: in flight, unanswered
-                producer._fenced = True  # as after another repartitioner's timed-out record
+                producer._producer.broken = True  # as after another repartitioner's timed-out record
                 later = producer.begin()
                 assert later == attempt + 1
                 await asyncio.sleep(1.0)
@@ -127,7 +128,7 @@ def test_a_batch_in_flight_when_the_producer_is_replaced_still_resolves(tmp_path
             producer.send(fresh, topic, 0, b"2", None, [], 3)
             fresh.seal()
             await asyncio.wait_for(fresh.future, 30)
-            return outcome, producer._thread.is_alive()
+            return outcome, producer._producer.thread.is_alive()
         finally:
             producer.close(timeout_ms=10)
 
@@ -135,3 +136,22 @@ def test_a_batch_in_flight_when_the_producer_is_replaced_still_resolves(tmp_path
         outcome, polling = asyncio.run(run(pid, bootstrap, topic))
     assert outcome == "written" or "TIMED_OUT" in outcome or "FENCED" in outcome, outcome
     assert polling
+
+
+def test_only_the_current_producers_failures_mark_it_for_replacement() -> None:
+    """The life cycle both producers share: a replaced producer's late failure says nothing of the
+    new one; a failure of the current one that may leave a gap marks it."""
+    producer = ReplaceableProducer(KafkaClients("127.0.0.1:1"), {"message.timeout.ms": 1_000}, role="t")
+    try:
+        old = producer.generation
+        producer.broken = True
+        producer.replace()
+        assert producer.generation == old + 1 and not producer.broken
+        producer.delivery_failed(KafkaError(KafkaError._MSG_TIMED_OUT), old)
+        assert not producer.broken
+        producer.delivery_failed(KafkaError(KafkaError._PURGE_QUEUE), producer.generation)
+        assert not producer.broken  # a purged record leaves no gap
+        producer.delivery_failed(KafkaError(KafkaError._MSG_TIMED_OUT), producer.generation)
+        assert producer.broken
+    finally:
+        producer.close(10, "nothing")

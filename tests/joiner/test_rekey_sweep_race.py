@@ -1,5 +1,5 @@
 """The sweep of unused internal topics never deletes the topic of a query deleted and registered
-again under its name while the sweep runs (`rekey_cleanup`: the deletion mark in the ledger)."""
+again under its name while the sweep runs (`repartition.cleanup`: the deletion mark in the ledger)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from tests.joiner.harness import register_query
 
-from streamjoin.joiner.rekey_cleanup import MARK_TTL_MS, InternalTopics
+from streamjoin.joiner.repartition.cleanup import MARK_TTL_MS, InternalTopics
 from streamjoin.kafka import KafkaClients
 from streamjoin.query.partitioning import repartition_topic
 from streamjoin.registry import RegistryStore

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import json
 import random
-from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from tests.kafka_records import ConsumerRecord, TopicPartition, consumer_record
 
-from streamjoin.joiner.batch import BatchBuilder, BuiltBatch
-from streamjoin.joiner.rekey_format import (
+from streamjoin.joiner.batch.builder import BatchBuilder, BuiltBatch
+from streamjoin.joiner.rekeyed.format import (
     HEADER_GEN,
     HEADER_MARK,
     HEADER_SOURCE,
@@ -20,7 +20,7 @@ from streamjoin.joiner.rekey_format import (
     route,
     source_header,
 )
-from streamjoin.joiner.rekeyed import RekeyedInput, RekeyedReader, RekeySetup
+from streamjoin.joiner.rekeyed.reader import RekeyedInput, RekeyedReader, RekeySetup
 from streamjoin.operator import OperatorFactory
 from streamjoin.query import parse_query
 from streamjoin.query.partitioning import partition_for
@@ -52,21 +52,7 @@ def _query(b_window: dict[str, Any]) -> Any:
     )
 
 
-@dataclass
-class Msg:
-    topic: str
-    partition: int
-    offset: int
-    value: bytes | None
-    headers: list[tuple[str, bytes]] = field(default_factory=list)
-    timestamp: int = 0
-    key: bytes | None = None
-
-
-@dataclass(frozen=True)
-class TP:
-    topic: str
-    partition: int
+Msg = ConsumerRecord[bytes, bytes]
 
 
 # -- routing --------------------------------------------------------------------------------------
@@ -100,11 +86,12 @@ def test_route_keeps_unroutable_records_in_one_place_and_single_partition_in_zer
 
 def _record(s: int, offset: int, value: dict[str, Any], *, gen: bytes = GEN, internal_offset: int) -> Msg:
     headers = [(HEADER_GEN, gen), (HEADER_SOURCE, source_header(s, offset))]
-    return Msg(INTERNAL, 0, internal_offset, json.dumps(value).encode(), headers)
+    return consumer_record(INTERNAL, 0, internal_offset, json.dumps(value).encode(), headers=headers)
 
 
 def _mark(s: int, ts: float, *, internal_offset: int) -> Msg:
-    return Msg(INTERNAL, 0, internal_offset, b"", [(HEADER_GEN, GEN), (HEADER_MARK, mark_header(s, ts))])
+    headers = [(HEADER_GEN, GEN), (HEADER_MARK, mark_header(s, ts))]
+    return consumer_record(INTERNAL, 0, internal_offset, b"", headers=headers)
 
 
 class Operator:
@@ -136,9 +123,9 @@ class Operator:
         self.batch = 0
 
     def send(self, *msgs: Msg) -> BuiltBatch:
-        by_tp: dict[TP, list[Msg]] = {}
+        by_tp: dict[TopicPartition, list[Msg]] = {}
         for m in msgs:
-            by_tp.setdefault(TP(m.topic, m.partition), []).append(m)
+            by_tp.setdefault(TopicPartition(m.topic, m.partition), []).append(m)
         self.batch += 1
         return self.builder.build(
             self.op, by_tp, batch=self.batch, offsets=self.offsets, trims=[], last_arrival={}, now=0.0
@@ -151,13 +138,13 @@ def _ids(built: BuiltBatch) -> list[str]:
 
 def test_reader_presents_source_coordinates_and_drops_duplicates_across_a_crash() -> None:
     op = Operator({"range": 100})
-    a = Msg("t.a", 0, 0, b'{"ts": 1, "k": 1}')
+    a = consumer_record("t.a", 0, 0, b'{"ts": 1, "k": 1}')
     first = op.send(
         a,
         _record(1, 10, {"ts": 2, "k": 1}, internal_offset=0),
         _record(0, 4, {"ts": 3, "k": 1}, internal_offset=1),
         _record(1, 11, {"ts": 4, "k": 1}, internal_offset=2),
-        Msg("t.a", 0, 1, b'{"ts": 500, "k": 9}'),
+        consumer_record("t.a", 0, 1, b'{"ts": 500, "k": 9}'),
         _mark(0, 500, internal_offset=3),
         _mark(1, 500, internal_offset=4),
     )
@@ -185,7 +172,7 @@ def test_reader_presents_source_coordinates_and_drops_duplicates_across_a_crash(
 
 def test_marker_moves_the_watermark_of_its_source_partition_only() -> None:
     op = Operator({"range": 100})
-    op.send(Msg("t.a", 0, 0, b'{"ts": 50, "k": 1}'), _mark(0, 40, internal_offset=0))
+    op.send(consumer_record("t.a", 0, 0, b'{"ts": 50, "k": 1}'), _mark(0, 40, internal_offset=0))
     assert op.op.watermark == float("-inf")  # source partition 1 of b has said nothing yet
     op.send(_mark(1, 30, internal_offset=1))
     assert op.op.watermark == 30
@@ -195,8 +182,10 @@ def test_marker_moves_the_watermark_of_its_source_partition_only() -> None:
 
 def test_malformed_rekeyed_record_is_dead_lettered_once_with_its_source() -> None:
     op = Operator({"range": 100})
-    bad = Msg(INTERNAL, 0, 0, b"{oops", [(HEADER_GEN, GEN), (HEADER_SOURCE, source_header(1, 7))])
-    built = op.send(bad, Msg(INTERNAL, 0, 1, b"{oops", list(bad.headers)))
+    bad = consumer_record(
+        INTERNAL, 0, 0, b"{oops", headers=[(HEADER_GEN, GEN), (HEADER_SOURCE, source_header(1, 7))]
+    )
+    built = op.send(bad, consumer_record(INTERNAL, 0, 1, b"{oops", headers=bad.headers))
     assert len(built.dead) == 1
     headers = dict(built.dead[0].headers)
     assert (headers["source-topic"], headers["source-partition"], headers["source-offset"]) == (
@@ -221,7 +210,7 @@ def test_rows_window_of_a_rekeyed_input_counts_per_source_partition(seed: int) -
         k = rng.randrange(3)
         if rng.random() < 0.4:
             events.append(Event("a", 0, i, ts, {"ts": ts, "k": k}))
-            msgs.append(Msg("t.a", 0, i, json.dumps({"ts": ts, "k": k}).encode()))
+            msgs.append(consumer_record("t.a", 0, i, json.dumps({"ts": ts, "k": k}).encode()))
         else:
             s = rng.randrange(2)
             events.append(Event("b", s, offsets[s], ts, {"ts": ts, "k": k}))
@@ -229,7 +218,7 @@ def test_rows_window_of_a_rekeyed_input_counts_per_source_partition(seed: int) -
             offsets[s] += 1
     for s in (0, 1):
         msgs.append(_mark(s, 10_000, internal_offset=1000 + s))
-    msgs.append(Msg("t.a", 0, 999, b'{"ts": 10000, "k": 99}'))
+    msgs.append(consumer_record("t.a", 0, 999, b'{"ts": 10000, "k": 99}'))
     got = _ids(op.send(*msgs))
     want = sorted(
         f"t.a:{a[0]}:{a[1]}|t.b:{b[0]}:{b[1]}"

@@ -11,11 +11,13 @@ import pytest
 from streamjoin.engine.stats import WindowStats as WindowCounters
 from streamjoin.query import ModeDef, QueryError, parse_query
 from streamjoin.query.dump import dump_query
+from streamjoin.query.grammar import INPUT_FORMATS, InputFormat
 from streamjoin.registry import (
     CONTROL_ATTRIBUTES,
     OperatorStats,
     QueryControls,
     QueryRecord,
+    StreamRecord,
     WindowStats,
 )
 from streamjoin.registry.stats import PartitionStats, stat_fields
@@ -121,3 +123,15 @@ def test_every_statistic_declares_how_it_is_exported() -> None:
         f.stat.summary for r in (WindowStats, OperatorStats) for f in stat_fields(r) if f.stat.summary
     ]
     assert len(summaries) == len(set(summaries))  # no two fields claim the same query-table total
+
+
+@pytest.mark.parametrize("fmt", INPUT_FORMATS)
+def test_a_stream_keeps_every_declared_format(fmt: InputFormat) -> None:
+    record = StreamRecord("s", "t", "ts", format=fmt)
+    assert StreamRecord.from_json(record.to_json()) == record
+
+
+def test_a_stream_with_an_undeclared_format_fails_loudly() -> None:
+    raw = json.dumps({"name": "s", "topic": "t", "format": "protobuf"})
+    with pytest.raises(ValueError, match="format must be"):
+        StreamRecord.from_json(raw)

@@ -6,7 +6,7 @@ import os
 import socket
 from dataclasses import dataclass, field
 
-from streamjoin.joiner.operator import OperatorConfig
+from streamjoin.joiner.operators.config import OperatorConfig
 
 __all__ = ["WorkerConfig", "default_worker_id"]
 
@@ -30,14 +30,14 @@ class WorkerConfig:
     """Port of `GET /readyz`; None: no HTTP endpoint (the heartbeat key still reports)."""
     session_timeout_ms: int = 10_000
     group_stall_ms: int | None = None
-    """Exit (to rejoin) when a rebalance leaves the worker without assignment this long (`group_watch`;
+    """Exit (to rejoin) when a rebalance leaves the worker without assignment this long (`group.watch`;
     None: three session timeouts)."""
     heartbeat_ms: int = 1_000
     stats_interval_ms: int = 1_000
     replan_interval_ms: int = 5_000
     shutdown_timeout_ms: int = 8_000
     registry_lag_ms: int = 30_000
-    """Not ready once the registry's latest version has gone unapplied this long (`registry_lag`)."""
+    """Not ready once the registry's latest version has gone unapplied this long (`registry_follow.lag`)."""
     layout_concurrency: int = 4
     """Queries laid out at once (topics created, `layouts`)."""
     layout_wave_ms: int = 10_000

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
 from streamjoin.engine.plan import JoinPlan
+from streamjoin.query.grammar import INPUT_FORMATS, InputFormat, one_of
 from streamjoin.query.partitioning import PartitioningPlan
 from streamjoin.registry._json import dumps
 from streamjoin.registry._json import json_object as _object
@@ -55,7 +56,7 @@ class StreamRecord:
     """Expected size of one record in bytes (state-size estimate); None: unknown."""
     key: str | None = None
     """The field the topic is partitioned by (docs/partitioning.md); None: not keyed or unknown."""
-    format: Literal["json", "avro"] = "json"
+    format: InputFormat = "json"
     """How record values are encoded; `avro`: Confluent wire format, `schema` an Avro record schema."""
 
     def to_json(self) -> str:
@@ -89,8 +90,15 @@ class StreamRecord:
             expected_rate=None if v.get("expected_rate") is None else float(v["expected_rate"]),
             record_bytes=None if v.get("record_bytes") is None else int(v["record_bytes"]),
             key=None if v.get("key") is None else str(v["key"]),
-            format="avro" if v.get("format") == "avro" else "json",
+            format=_input_format(v.get("format", "json")),
         )
+
+
+def _input_format(value: object) -> InputFormat:
+    """Return `value` as a stream's format; raise `ValueError` if the grammar declares no such format."""
+    if value not in INPUT_FORMATS:
+        raise ValueError(f"stream: format must be {one_of(INPUT_FORMATS)}, got {value!r}")
+    return value
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,7 +18,7 @@ from streamjoin.api.schemas import (
     QueryValidation,
     StatusReasonPublic,
 )
-from streamjoin.api.services.compile import compile_query
+from streamjoin.api.services.compile import Compiled, compile_query
 from streamjoin.api.services.limits import RegistrationLimits, admission_refusal, check_limits
 from streamjoin.api.services.observe import status_reason
 from streamjoin.api.services.output_schema import registry_schemas_of
@@ -29,6 +29,7 @@ from streamjoin.registry import (
     AdmissionError,
     NotFoundError,
     QueryRecord,
+    RegistrySnapshot,
     RegistryStore,
     StatusRecord,
     query_status,
@@ -59,10 +60,7 @@ class QueryService:
         """Validate and register a query; raise `QueryError` (422), `AlreadyExistsError` (409), or
         `ApiError` for a limit (409 the cap, 429 the pending backlog: checked atomically with the write)."""
         snapshot = await self._store.snapshot()
-        raw = body.query_json()
-        found = await registry_schemas_of(raw, snapshot.streams, self._schemas)
-        compiled = compile_query(raw, body.cql, snapshot.streams, body.sql, found)
-        check_limits(compiled.query, snapshot.streams, list(snapshot.queries), self._limits)
+        compiled = await self._compile(body, snapshot)
         at = round(time.time(), 3)
         record = QueryRecord.of(compiled.query, cql=compiled.cql, paused=body.paused, at=at)
         try:
@@ -76,10 +74,7 @@ class QueryService:
     async def validate(self, body: QueryCreate) -> QueryValidation:
         """Run registration's compile step on `body` and change nothing; raise `QueryError` (422)."""
         snapshot = await self._store.snapshot()
-        raw = body.query_json()
-        found = await registry_schemas_of(raw, snapshot.streams, self._schemas)
-        compiled = compile_query(raw, body.cql, snapshot.streams, body.sql, found)
-        check_limits(compiled.query, snapshot.streams, list(snapshot.queries), self._limits)
+        compiled = await self._compile(body, snapshot)
         record = QueryRecord.of(compiled.query, cql=compiled.cql, paused=body.paused, at=0.0)
         public = query_public(record, [], snapshot.version)
         return QueryValidation(
@@ -100,16 +95,25 @@ class QueryService:
         old = snapshot.queries.get(name)
         if old is None:
             raise NotFoundError("query", name)
-        raw = {**body.query_json(), "name": name}
-        found = await registry_schemas_of(raw, snapshot.streams, self._schemas)
-        compiled = compile_query(raw, body.cql, snapshot.streams, body.sql, found)
-        check_limits(compiled.query, snapshot.streams, list(snapshot.queries), self._limits)
+        compiled = await self._compile(body, snapshot, name=name)
         _check_same_inputs(old, compiled.query)
         draft = QueryRecord(compiled.query, compiled.cql, old.controls, 0.0, round(time.time(), 3))
         record, version = await self._store.replace_query(
             draft, streams=compiled.streams, expected_revision=old.revision
         )
         return await self._public(record, version)
+
+    async def _compile(
+        self, body: QueryCreate, snapshot: RegistrySnapshot, *, name: str | None = None
+    ) -> Compiled:
+        """Registration's compile step: `body`'s query (named `name` if given) completed from the
+        registry's streams and schemas, validated, and checked against the limits; raise
+        `QueryError` (422) or `ApiError` for a limit."""
+        raw = body.query_json() if name is None else {**body.query_json(), "name": name}
+        found = await registry_schemas_of(raw, snapshot.streams, self._schemas)
+        compiled = compile_query(raw, body.cql, snapshot.streams, body.sql, found)
+        check_limits(compiled.query, snapshot.streams, list(snapshot.queries), self._limits)
+        return compiled
 
     async def list(self) -> list[QueryPublic]:
         """Return every query with its status, by name."""

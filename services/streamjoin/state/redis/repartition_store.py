@@ -8,7 +8,7 @@ produce any more (each produce is preceded by `check_owner`).
 
 The ledger `<prefix>internal-topics` (a hash: internal topic -> JSON `{"query", "generation"}`)
 lists every internal topic a worker created or a deleted or redefined query may have left, so that
-deleting them survives a crash of whoever started it (`streamjoin.joiner.rekey_cleanup`). A sweep
+deleting them survives a crash of whoever started it (`streamjoin.joiner.repartition.cleanup`). A sweep
 about to delete a topic marks it in the same hash (field `@deleting:<topic>`, no topic name starts
 with `@`: its token and deadline), only if the topic's entry is still the one it judged unused; a
 worker laying a query out records its topics only while no live mark is on them. So a query deleted

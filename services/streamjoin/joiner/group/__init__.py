@@ -1,0 +1,3 @@
+"""Consumer-group membership through Faust, and leaving a group that stalls."""
+
+__all__: list[str] = []
