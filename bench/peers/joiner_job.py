@@ -145,6 +145,7 @@ async def measure(directory: Path, expect: int, workers: int, stall_s: float = _
             pids = {**stack_pids(stack), **{p.name: p.pid for p in procs}}
             before = {n: cpu_seconds(pid) for n, pid in pids.items()}
             consumer = AIOKafkaConsumer(bootstrap_servers=stack.bootstrap)
+            exact = stack.listed_ends_exact
             await consumer.start()
             try:
                 tp = TopicPartition(output, 0)
@@ -152,7 +153,7 @@ async def measure(directory: Path, expect: int, workers: int, stall_s: float = _
                 resumed: list[list[float]] = []  # [s from running, results before, after] after a pause
                 while got < expect and time.monotonic() - changed < stall_s:
                     await asyncio.sleep(0.1)
-                    now = (await end_offsets(consumer, [tp]))[tp]
+                    now = (await end_offsets(consumer, [tp], exact=exact))[tp]
                     if now != got:
                         moment = time.monotonic()
                         if got and moment - changed > _PAUSE_S:
@@ -161,7 +162,7 @@ async def measure(directory: Path, expect: int, workers: int, stall_s: float = _
                 wall = time.monotonic() - started
                 cpu = {n: cpu_seconds(pid) - before[n] for n, pid in pids.items()}
                 await asyncio.sleep(1)  # anything beyond the expected count shows up as a mismatch
-                got = (await end_offsets(consumer, [tp]))[tp]
+                got = (await end_offsets(consumer, [tp], exact=exact))[tp]
                 if got != expect:  # keep the output to compare with the engine's, by id
                     await _dump(consumer, tp, got, workdir / "output.jsonl")
             finally:

@@ -136,6 +136,14 @@ class Settings(BaseSettings):
     kafka_tls_key_file: FilePath | None = Field(
         default=None, description="PEM private key (unencrypted PKCS#8) of the client certificate."
     )
+    kafka_listed_ends_exact: bool = Field(
+        default=True,
+        description=(
+            "The brokers list a partition's end exactly (ListOffsets: the high watermark), as Apache Kafka "
+            "does. False for one that lists the last record batch's first offset (the embedded Tansu): a "
+            "partition's end is then read from a fetch response, which waits out the fetch wait when empty."
+        ),
+    )
     kafka_allow_plaintext: bool = Field(
         default=False,
         description="Production mode only: accept a PLAINTEXT (unencrypted, unauthenticated) Kafka link.",

@@ -170,14 +170,14 @@ def test_dev_up_exit_after_check(tmp_path: Path) -> None:
 
 
 @pytest.mark.timeout(180)
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
-def test_dev_up_stops_cleanly_on_a_signal(tmp_path: Path, signum: signal.Signals) -> None:
+def test_dev_up_stops_cleanly_on_sigterm(tmp_path: Path) -> None:
+    """SIGTERM, as compose or Kubernetes stop it (Ctrl-C's SIGINT ends the killed-joiner test below)."""
     marker = uuid.uuid4().hex
     dev = start_dev_up(env=_marked_env(marker, COLUMNS="200"), cwd=tmp_path)
     try:
         printed = output_until_running(dev)
         assert processes_with_env(MARKER, marker), printed
-        dev.send_signal(signum)
+        dev.send_signal(signal.SIGTERM)
         rest, _ = dev.communicate(timeout=60)
     finally:
         stop_dev_up(dev)  # after a failure above: stops the stack too, as killing `dev up` would not

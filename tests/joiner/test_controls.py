@@ -41,7 +41,7 @@ async def _output_size(bootstrap: str, topic: str, partitions: int) -> int:
     consumer = new_consumer(KafkaClients(bootstrap), client_id="test-output-size")
     await consumer.start()
     try:
-        ends = await end_offsets(consumer, [TopicPartition(topic, p) for p in range(partitions)])
+        ends = await end_offsets(consumer, [TopicPartition(topic, p) for p in range(partitions)], exact=True)
     finally:
         await consumer.stop()
     return sum(ends.values())

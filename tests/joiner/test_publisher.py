@@ -60,6 +60,7 @@ async def _highest(kafka: KafkaClients, topic: str, *, acked: int, exclusive: bo
             partition=3,
             from_offset=0,
             acked=acked,
+            exact_ends=kafka.listed_ends_exact,
             unmarked_prefix=PREFIX if exclusive else None,
         )
     finally:

@@ -93,7 +93,11 @@ KafkaOptionsDep = Annotated[dict[str, Any], Depends(get_kafka_options)]
 
 def get_result_service(settings: SettingsDep, kafka_options: KafkaOptionsDep) -> ResultService:
     """Return the result-stream service."""
-    return ResultService(settings.kafka_bootstrap, kafka_options=kafka_options)
+    return ResultService(
+        settings.kafka_bootstrap,
+        kafka_options=kafka_options,
+        listed_ends_exact=settings.kafka_listed_ends_exact,
+    )
 
 
 def get_guard(request: Request) -> RegistryGuard:

@@ -37,6 +37,7 @@ from streamjoin.dev.kafka_security import KafkaSecurity, SecuredKafka
 from streamjoin.dev.redis_cluster import EmbeddedRedisCluster
 from streamjoin.dev.schema_registry import EmbeddedSchemaRegistry, schema_registry_available
 from streamjoin.dev.stack import EmbeddedStack
+from streamjoin.settings import ENV_PREFIX
 from streamjoin.topics import TopicCatalog, TopicSpec, create_topics, load_catalog
 
 __all__ = [
@@ -158,7 +159,10 @@ def secured_kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecuredK
 
 @pytest.fixture(scope="session")
 def kafka_broker(embedded_stack: EmbeddedStack) -> str:
-    """The embedded broker's bootstrap address."""
+    """The embedded broker's bootstrap address. On Tansu (`STREAMJOIN_DEV_BROKER=tansu`) the workers
+    the tests start read partition ends from fetch responses (`Settings.kafka_listed_ends_exact`)."""
+    if not embedded_stack.listed_ends_exact:
+        os.environ[ENV_PREFIX + "KAFKA_LISTED_ENDS_EXACT"] = "false"
     return embedded_stack.bootstrap
 
 

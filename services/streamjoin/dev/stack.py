@@ -156,6 +156,11 @@ class EmbeddedStack:
         """Every service, in start order."""
         return tuple(self._services)
 
+    @property
+    def listed_ends_exact(self) -> bool:
+        """Whether the stack's broker lists a partition's end exactly (Tansu does not: `end_offsets`)."""
+        return self.broker_kind != "tansu"
+
     def settings(self, **flags: object) -> Settings:
         """Return the settings a service of this stack runs with (flags override): its data (back-fill
         jobs and their output) under the work directory, like everything else the stack writes."""
@@ -163,6 +168,7 @@ class EmbeddedStack:
         if self.schema_registry_url is not None:
             flags = {"schema_registry_url": self.schema_registry_url, **flags}
         flags.setdefault("registry_key", self.registry_key)
+        flags.setdefault("kafka_listed_ends_exact", self.listed_ends_exact)
         return load_settings(kafka_bootstrap=self.bootstrap, redis_url=self.redis_url, **flags)
 
     def start(self) -> None:

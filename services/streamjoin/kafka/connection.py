@@ -27,8 +27,15 @@ class KafkaClients:
     """Extra consumer keyword arguments (`streamjoin.client_security.aiokafka_options`)."""
     librdkafka: Mapping[str, str] = field(default_factory=dict)
     """Extra producer/admin configuration (`streamjoin.client_security.librdkafka_options`)."""
+    listed_ends_exact: bool = True
+    """The brokers list a partition's end exactly (`Settings.kafka_listed_ends_exact`; see `end_offsets`)."""
 
     @classmethod
     def from_settings(cls, settings: Settings) -> KafkaClients:
         """Return the connection of `settings` (`STREAMJOIN_KAFKA_*`)."""
-        return cls(settings.kafka_bootstrap, aiokafka_options(settings), librdkafka_options(settings))
+        return cls(
+            settings.kafka_bootstrap,
+            aiokafka_options(settings),
+            librdkafka_options(settings),
+            listed_ends_exact=settings.kafka_listed_ends_exact,
+        )

@@ -212,14 +212,16 @@ async def partition_counts(consumer: Consumer, kafka: KafkaClients, topics: Iter
 
 
 async def end_offsets(
-    consumer: Consumer, tps: Iterable[TopicPartition], *, timeout_ms: int = 10_000
+    consumer: Consumer, tps: Iterable[TopicPartition], *, exact: bool, timeout_ms: int = 10_000
 ) -> dict[TopicPartition, int]:
     """Return the high watermark (offset of the next record) of each partition.
 
-    The embedded broker answers ListOffsets(latest) with the base offset of the partition's last
-    record batch, not its end, so the answer is only a lower bound: the partitions are fetched from
-    there once and the high watermark of the fetch response is used. Leaves `consumer` assigned to
-    `tps`.
+    `exact`: the broker lists a partition's end exactly (ListOffsets answers the high watermark), as
+    Apache Kafka does (`KafkaClients.listed_ends_exact`); the listing is then the answer. The embedded
+    Tansu lists the base offset of the partition's last record batch instead, a lower bound: the
+    partitions are then fetched from there once and the fetch response's high watermark is used.
+    (That fetch waits out the consumer's fetch wait on an empty partition, 500 ms by default, which
+    is why it is not done where the listing is exact.) Leaves `consumer` assigned to `tps`.
 
     Raises:
         TimeoutError: no fetch response within `timeout_ms`.
@@ -227,10 +229,12 @@ async def end_offsets(
     tps = list(tps)
     if not tps:
         return {}
-    listed = await consumer.end_offsets(tps)
+    listed: dict[TopicPartition, int] = dict(await consumer.end_offsets(tps))
     consumer.assign(tps)
     for tp in tps:
         consumer.seek(tp, listed[tp])
+    if exact:
+        return listed
     deadline = time.monotonic() + timeout_ms / 1000
     while any(consumer.highwater(tp) is None for tp in tps):
         if time.monotonic() > deadline:
@@ -240,17 +244,18 @@ async def end_offsets(
 
 
 async def start_offsets(
-    consumer: Consumer, tps: Iterable[TopicPartition], start: StartPosition
+    consumer: Consumer, tps: Iterable[TopicPartition], start: StartPosition, *, exact_ends: bool
 ) -> dict[TopicPartition, int]:
-    """Return where a new reader starts each partition: `latest`, `earliest` or a timestamp (ms)."""
+    """Return where a new reader starts each partition: `latest`, `earliest` or a timestamp (ms).
+    `exact_ends`: see `end_offsets`."""
     tps = list(tps)
     if start == "latest":
-        return await end_offsets(consumer, tps)
+        return await end_offsets(consumer, tps, exact=exact_ends)
     if start == "earliest":
         return dict(await consumer.beginning_offsets(tps))
     found = await consumer.offsets_for_times({tp: int(start) for tp in tps})
     hits = {tp: hit.offset for tp, hit in found.items() if hit is not None}
-    ends = await end_offsets(consumer, [tp for tp in tps if tp not in hits])
+    ends = await end_offsets(consumer, [tp for tp in tps if tp not in hits], exact=exact_ends)
     return {tp: hits[tp] if tp in hits else ends[tp] for tp in tps}
 
 

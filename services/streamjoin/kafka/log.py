@@ -108,7 +108,9 @@ class KeyedLog:
                     raise LookupError(f"the topic {self.topic!r} does not exist")
                 return []
             tps = [TopicPartition(self.topic, p) for p in sorted(parts)]
-            ends = await end_offsets(consumer, tps, timeout_ms=self._timeout_ms)
+            ends = await end_offsets(
+                consumer, tps, exact=self.kafka.listed_ends_exact, timeout_ms=self._timeout_ms
+            )
             await consumer.seek_to_beginning(*tps)
             out: list[LogRecord] = []
             deadline = time.monotonic() + self._timeout_ms / 1000

@@ -41,15 +41,23 @@ class ResultEvent:
 class ResultService:
     """Consume output topics on the broker at `bootstrap`."""
 
-    def __init__(self, bootstrap: str, *, kafka_options: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        bootstrap: str,
+        *,
+        kafka_options: Mapping[str, Any] | None = None,
+        listed_ends_exact: bool = True,
+    ) -> None:
         """Consume from the broker(s) at `bootstrap` (`host:port[,host:port]`).
 
         Args:
             bootstrap: the brokers.
             kafka_options: more consumer arguments: `client_security.aiokafka_options`.
+            listed_ends_exact: the brokers list a partition's end exactly (`kafka.end_offsets`).
         """
         self._bootstrap = bootstrap
         self._options = dict(kafka_options or {})
+        self._exact_ends = listed_ends_exact
 
     async def stream(
         self, topic: str, *, start: StartAt, limit: int, timeout_ms: int
@@ -69,7 +77,7 @@ class ResultService:
                 yield ResultEvent("end", reason="timeout")
                 return
             consumer.assign(partitions)
-            await _position(consumer, partitions, start, deadline)
+            await _position(consumer, partitions, start, deadline, exact_ends=self._exact_ends)
             yield ResultEvent("positioned")
             quiet_since = time.monotonic()
             while count < limit and (left := deadline - time.monotonic()) > 0:
@@ -120,17 +128,17 @@ class ResultService:
 
 
 async def _position(
-    consumer: Consumer, partitions: list[TopicPartition], start: StartAt, deadline: float
+    consumer: Consumer, partitions: list[TopicPartition], start: StartAt, deadline: float, *, exact_ends: bool
 ) -> None:
     if start == "earliest":
         await consumer.seek_to_beginning(*partitions)
     elif start == "latest":
-        ends = await end_offsets(consumer, partitions, timeout_ms=_left_ms(deadline))
+        ends = await end_offsets(consumer, partitions, exact=exact_ends, timeout_ms=_left_ms(deadline))
         for tp in partitions:
             consumer.seek(tp, ends[tp])
     else:
         found = await consumer.offsets_for_times({tp: start for tp in partitions})
-        ends = await end_offsets(consumer, partitions, timeout_ms=_left_ms(deadline))
+        ends = await end_offsets(consumer, partitions, exact=exact_ends, timeout_ms=_left_ms(deadline))
         for tp in partitions:
             hit = found.get(tp)
             consumer.seek(tp, hit.offset if hit is not None else ends[tp])

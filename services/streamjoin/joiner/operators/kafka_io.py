@@ -22,6 +22,7 @@ async def highest_published(
     partition: int,
     from_offset: int,
     acked: int,
+    exact_ends: bool,
     unmarked_prefix: bytes | None = None,
     timeout_ms: int = 30_000,
 ) -> tuple[int, int]:
@@ -33,7 +34,7 @@ async def highest_published(
     without it whose value starts with the prefix (`{"query":<name>,`) is the one after the
     previous record of ours (an idempotent producer writes a partition in order, without gaps).
     """
-    end = (await end_offsets(consumer, [tp]))[tp]
+    end = (await end_offsets(consumer, [tp], exact=exact_ends))[tp]
     best, best_offset = acked, -1
     if from_offset >= end:
         return best, best_offset

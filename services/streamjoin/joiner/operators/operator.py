@@ -196,9 +196,11 @@ class PartitionOperator:
             offsets = dict(checkpoint.offsets)
             if not checkpoint.positioned:
                 self._report("positioning")
-                offsets = await first_offsets(consumer, tps.values(), self.query.start, rekey)
+                offsets = await first_offsets(
+                    consumer, tps.values(), self.query.start, rekey, exact_ends=self._kafka.listed_ends_exact
+                )
                 outs = {n: TopicPartition(*self.outputs.partition(n, p)) for n in ("results", "dead")}
-                ends = await end_offsets(consumer, list(outs.values()))
+                ends = await end_offsets(consumer, list(outs.values()), exact=self._kafka.listed_ends_exact)
                 batch_no += 1
                 await self._store.commit(
                     q,
@@ -256,6 +258,7 @@ class PartitionOperator:
                 partition=p,
                 from_offset=start,
                 acked=box.acked,
+                exact_ends=self._kafka.listed_ends_exact,
                 unmarked_prefix=self._builder.output_prefix() if self.outputs.exclusive(name) else None,
             )
             first = box.acked + 1

@@ -251,17 +251,22 @@ class SourceBacklogView(Protocol):
 
 
 async def first_offsets(
-    consumer: Consumer, tps: Iterable[TopicPartition], start: StartPosition, setup: RekeySetup | None
+    consumer: Consumer,
+    tps: Iterable[TopicPartition],
+    start: StartPosition,
+    setup: RekeySetup | None,
+    *,
+    exact_ends: bool,
 ) -> dict[str, int]:
     """Return where a new operator starts each topic: the query's `start`, but the internal topics
     from their beginning (they hold only what the repartitioners wrote for the query, which started
     at `start` themselves; an earlier incarnation's records are skipped by their tag)."""
     internal = set(setup.internal_topics.values()) if setup is not None else set()
     direct = [tp for tp in tps if tp.topic not in internal]
-    found = await start_offsets(consumer, direct, start) if direct else {}
+    found = await start_offsets(consumer, direct, start, exact_ends=exact_ends) if direct else {}
     rekeyed = [tp for tp in tps if tp.topic in internal]
     if rekeyed:
-        found.update(await start_offsets(consumer, rekeyed, "earliest"))
+        found.update(await start_offsets(consumer, rekeyed, "earliest", exact_ends=exact_ends))
     return {tp.topic: off for tp, off in found.items()}
 
 

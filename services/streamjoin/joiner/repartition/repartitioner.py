@@ -180,7 +180,11 @@ class Repartitioner:
                     job.query.name, job.position_name, job.partition, epoch, position, mark.maxts
                 )
             elif position is None:
-                position = (await start_offsets(consumer, [tp], job.query.start))[tp]
+                position = (
+                    await start_offsets(
+                        consumer, [tp], job.query.start, exact_ends=self._kafka.listed_ends_exact
+                    )
+                )[tp]
                 await store.commit(job.query.name, job.position_name, job.partition, epoch, position, None)
                 if self._marks is not None:  # at once: a loss right after must not move it to `start`
                     await self._marks.write(RekeyMark(position, None))
