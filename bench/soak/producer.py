@@ -7,7 +7,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from bench.soak.workload import STREAMS, RecordMaker
+from bench.soak.workload import CLOCK_START_MS, STREAMS, RecordMaker
 from confluent_kafka import Producer
 
 __all__ = ["PacedProducer"]
@@ -54,13 +54,13 @@ class PacedProducer(threading.Thread):
             while sent < total:
                 now = time.monotonic()
                 due = min(int((now - start) * self._rate) + 1, total)
-                now_ms = 1_000_000 + int((now - start) * 1000)
+                now_ms = CLOCK_START_MS + int((now - start) * 1000)
                 while sent < due:
                     self._send(*self._maker.make(now_ms))
                     sent += 1
                 self._producer.poll(0)
                 time.sleep(0.002)
-            for record in self._maker.flush(1_000_000 + int((time.monotonic() - start) * 1000)):
+            for record in self._maker.flush(CLOCK_START_MS + int((time.monotonic() - start) * 1000)):
                 self._send(*record)
             left = self._producer.flush(600)
             if left:

@@ -31,6 +31,7 @@ from aiokafka import AIOKafkaConsumer
 from bench.soak.cluster import BrokerKind, Cluster
 from bench.soak.drain import drain
 from bench.soak.faults import Fault
+from bench.soak.lost import lost_results
 from bench.soak.oracle import Verdict, check_dead_letters, expected_output, result_id, verdict
 from bench.soak.pauses import result_pauses, results_per_second
 from bench.soak.producer import PacedProducer
@@ -127,6 +128,8 @@ class Report:
     """Apache Kafka: every topic's [replication factor, min.insync.replicas] at the end."""
     late: int = 0
     """Input records the operators counted late (neither joined nor windowed): each loses results."""
+    lost: dict[str, Any] = field(default_factory=dict)
+    """Where and when the lost results were due (`bench/soak/lost.py`)."""
 
     def as_json(self) -> dict[str, Any]:
         """Return the report as JSON-ready data."""
@@ -151,6 +154,7 @@ class Report:
             "results_per_s": self.results_per_s,
             "replication": self.replication,
             "late_records": self.late,
+            "lost": self.lost,
         }
 
 
@@ -339,6 +343,7 @@ class _Run:
         kafka = self.cluster.broker_kind != "tansu"
         replication = await asyncio.to_thread(self.cluster.replication) if kafka else {}
         late = await asyncio.to_thread(self.cluster.late_records)
+        spec = self.scenario.workload
         return Report(
             scenario=self.scenario.name, rate=self.scenario.rate, duration_s=self.scenario.duration_s,
             produced=self.ledger.produced, poison=len(self.ledger.poison), padded=len(self.ledger.padded),
@@ -348,6 +353,7 @@ class _Run:
             restarts=[{**r, "at": round(float(r["at"]) - start, 1)} for r in self.cluster.restarts],
             pauses=[p.as_json() for p in result_pauses(arrivals, self.faults, self.lag)],
             results_per_s=results_per_second(arrivals), replication=replication, late=late,
+            lost=lost_results(expected.results, got, self.ledger, self.topics, spec.partitions),
         )  # fmt: skip
 
 
