@@ -112,8 +112,8 @@ class Report:
     compare_s: float
     """The oracle, reading the output and dead-letter topics, and the comparison."""
     duplicates: list[dict[str, Any]] = field(default_factory=list)
-    """Up to 20 results received twice: where the first and the second copy landed (partition,
-    offset) and the second copy's headers."""
+    """Up to 20 results received twice: where and when the first and the second copy landed
+    (partition, offset, appended: s since production began) and the second copy's headers."""
     restarts: list[dict[str, Any]] = field(default_factory=list)
     """Workers that exited on their own and were started again (`Cluster.supervise`): which, when
     (s since production started) and their exit code (75: it left a stalled group)."""
@@ -319,20 +319,21 @@ class _Run:
         oracle_s = time.monotonic() - began
         bootstrap = self.cluster.bootstrap
         got: Counter[str] = Counter()
-        first: dict[str, tuple[int, int]] = {}
+        first: dict[str, tuple[int, int, float]] = {}  # (partition, offset, appended: s of the run)
         copies: list[dict[str, Any]] = []
         arrivals: list[tuple[float, int]] = []  # (s since production began, output partition)
         start_wall = time.time() - (time.monotonic() - start)
 
         def take(headers: dict[str, bytes], value: bytes, at: tuple[int, int], appended_ms: int) -> None:
-            arrivals.append((appended_ms / 1000 - start_wall, at[0]))
+            appended = round(appended_ms / 1000 - start_wall, 1)
+            arrivals.append((appended, at[0]))
             rid = result_id(value)
             got[rid] += 1
             if rid not in first:
-                first[rid] = at
-            elif len(copies) < 20:  # where a duplicate landed, for the diagnosis
+                first[rid] = (*at, appended)
+            elif len(copies) < 20:  # where and when a duplicate landed, for the diagnosis
                 shown = {k: v.decode(errors="replace") for k, v in headers.items()}
-                copies.append({"result": rid[:80], "first_at": list(first[rid]), "again_at": list(at),
+                copies.append({"result": rid[:80], "first_at": list(first[rid]), "again_at": [*at, appended],
                                "headers": shown})  # fmt: skip
 
         await _read(bootstrap, self.output, sum(expected.results.values()), take)
