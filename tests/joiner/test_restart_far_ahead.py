@@ -31,6 +31,7 @@ from tests.joiner.harness import (
     produce,
     register_query,
     run_scenario,
+    unkeyed_burst,
     wait_running,
 )
 
@@ -43,17 +44,6 @@ _DAY_MS = 86_400_000
 _T0 = 1_790_000_000_000
 _PARTITIONS = 4
 _Item = tuple[str, int, dict[str, Any]]
-
-
-def _burst(rng: random.Random, start: int, n: int) -> list[_Item]:
-    """Records of both streams in timestamp order, each to a random partition (an unkeyed producer)."""
-    clock, items = start, []
-    for i in range(n):
-        clock += rng.randint(0, 4)
-        items.append(
-            (rng.choice("ab"), rng.randrange(_PARTITIONS), {"ts": clock, "k": rng.randrange(16), "n": i})
-        )
-    return items
 
 
 def test_a_far_ahead_first_record_after_a_restart_is_a_dead_letter(
@@ -76,9 +66,9 @@ def test_a_far_ahead_first_record_after_a_restart_is_a_dead_letter(
     }
     query = parse_query(query_json)
     rng = random.Random(5)
-    first = _burst(rng, _T0, 400)
+    first = unkeyed_burst(rng, _T0, 400, _PARTITIONS, "ab")
     ahead: _Item = ("a", 0, {"ts": first[-1][2]["ts"] + 30 * _DAY_MS, "k": 3, "n": -1})
-    second = _burst(rng, first[-1][2]["ts"] + 100, 400)
+    second = unkeyed_burst(rng, first[-1][2]["ts"] + 100, 400, _PARTITIONS, "ab")
     flush = [(x, p, {"ts": second[-1][2]["ts"] + 100_000, "k": 1_000 + 10 * i + p, "n": -2})
              for i, x in enumerate("ab") for p in range(_PARTITIONS)]  # fmt: skip
     joiner = JoinerProcess(tmp_path, kafka_broker, redis_server, group=s.group, prefix=s.prefix)

@@ -3,18 +3,10 @@ one taken over from a committed position bounds the first records it reads."""
 
 from __future__ import annotations
 
-from streamjoin.joiner.source_clock import SourceClock
-from streamjoin.query import parse_query
+from tests.joiner.test_batch_limits import QUERY
 
-QUERY = parse_query({
-    "name": "q",
-    "inputs": [
-        {"stream": "a", "topic": "t.a", "timestamp": "ts", "window": {"range": 50}},
-        {"stream": "b", "topic": "t.b", "timestamp": "ts", "window": {"range": 50}},
-    ],
-    "where": [["a.k", "=", "b.k"]],
-    "output": {"topic": "out"},
-})  # fmt: skip
+from streamjoin.joiner.source_clock import SourceClock
+
 NOW_MS = 1_790_000_000_000
 AHEAD = NOW_MS + 10**12  # a poison timestamp: 31 years ahead
 
