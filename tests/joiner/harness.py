@@ -40,7 +40,6 @@ __all__ = [
     "make_workload",
     "produce",
     "register_query",
-    "unkeyed_burst",
     "wait_running",
 ]
 
@@ -111,20 +110,6 @@ def make_workload(
             k = 1_000_000 + partitions * (j + 1) * 7 + p
             w.items.append((stream, p, {"ts": clock[p] + 1_000_000, "k": k, "v": 0, "n": -1}))
     return w
-
-
-def unkeyed_burst(
-    rng: random.Random, start: int, n: int, partitions: int, streams: str = "abc"
-) -> list[tuple[str, int, dict[str, Any]]]:
-    """Return `n` records of `streams` in timestamp order from `start` (0-4 ms apart, keys 0-15),
-    each to a random partition, as an unkeyed producer writes them: items for `produce`."""
-    clock, items = start, []
-    for i in range(n):
-        clock += rng.randint(0, 4)
-        items.append(
-            (rng.choice(streams), rng.randrange(partitions), {"ts": clock, "k": rng.randrange(16), "n": i})
-        )
-    return items
 
 
 def produce(bootstrap: str, topics: Mapping[str, str], items: Sequence[tuple[str, int, Any]]) -> list[Event]:

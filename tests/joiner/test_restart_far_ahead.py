@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.joiner.bursts import unkeyed_burst
 from tests.joiner.conftest import QuerySetup
 from tests.joiner.harness import (
     JoinerProcess,
@@ -31,7 +32,6 @@ from tests.joiner.harness import (
     produce,
     register_query,
     run_scenario,
-    unkeyed_burst,
     wait_running,
 )
 
