@@ -160,6 +160,15 @@ def _print(console: Console, figures: dict[str, Any], summary: str) -> None:
     if figures["not_drained"]:
         console.print(f"NOT DRAINED (committed, produced): {figures['not_drained']}")
     console.print(summary)
+    lost = figures["lost"]
+    if lost.get("count"):
+        console.print(f"lost results due from {lost['first_s']} s to {lost['last_s']} s of the run;"
+                      f" by operator partition {lost['by_operator']}; by input component"
+                      f" {lost['by_component']}; by 10 s {lost['by_10_s']}")  # fmt: skip
+        for example in lost["examples"][:3]:
+            console.print(f"  lost: {example}")
+    for letter in figures["verdict"]["dead_letters"]["examples"]:
+        console.print(f"  dead letter: {letter}")
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from bench.soak.lost import missing_letter_times
 from bench.soak.workload import POISON_KINDS, STREAMS, Ledger
 
 from streamjoin.query import QueryDef
@@ -156,10 +157,14 @@ def check_dead_letters(
         elif _REASONS[kind] not in reason:
             wrong.append(f"{kind} at {source}: {reason}")
     by_kind = Counter(kind for source, kind in want.items() if seen[source])
+    missing = {src: kind for src, kind in want.items() if not seen[src]}
+    index = {(topics[STREAMS[s]], p, off): (s, p, off) for s, p, off, _ in ledger.poison}
+    times = missing_letter_times(ledger, [index[src] for src in missing])
+    when = {src: times[index[src]] for src in missing if index[src] in times}
     return DeadLetterCheck(
         injected=len(want),
         received=len(letters),
-        missing=[f"{kind} at {src}" for src, kind in want.items() if not seen[src]],
+        missing=[f"{kind} at {src} (produced at {when.get(src, '?')} s)" for src, kind in missing.items()],
         duplicated=[f"{want.get(src)} at {src} x{n}" for src, n in seen.items() if n > 1],
         extra=extra,
         wrong_reason=wrong,

@@ -7,13 +7,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from bench.pacing import Pacer, warm_up
-from bench.soak.workload import STREAMS, RecordMaker
+from bench.soak.workload import CLOCK_START_MS, STREAMS, RecordMaker
 from confluent_kafka import Producer
 
 __all__ = ["PacedProducer"]
-
-_EPOCH_MS = 1_000_000
-"""The event time of the run's first records."""
 
 
 class PacedProducer(threading.Thread):
@@ -54,10 +51,10 @@ class PacedProducer(threading.Thread):
             self.start_time = pacer.start
             self.started.set()
             for due in pacer:  # event time: ms since the start, from 1,000,000
-                event_ms = _EPOCH_MS + pacer.elapsed_ms()
+                event_ms = CLOCK_START_MS + pacer.elapsed_ms()
                 for _ in due:
                     self._send(*self._maker.make(event_ms))
-            for record in self._maker.flush(_EPOCH_MS + pacer.elapsed_ms()):
+            for record in self._maker.flush(CLOCK_START_MS + pacer.elapsed_ms()):
                 self._send(*record)
             left = self._producer.flush(600)
             if left:

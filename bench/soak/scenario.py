@@ -31,6 +31,7 @@ from aiokafka import AIOKafkaConsumer
 from bench.soak.cluster import BrokerKind, Cluster
 from bench.soak.drain import drain
 from bench.soak.faults import Fault
+from bench.soak.lost import lost_results
 from bench.soak.oracle import Verdict, check_dead_letters, expected_output, result_id, verdict
 from bench.soak.pauses import result_pauses, results_per_second
 from bench.soak.producer import PacedProducer
@@ -111,8 +112,8 @@ class Report:
     compare_s: float
     """The oracle, reading the output and dead-letter topics, and the comparison."""
     duplicates: list[dict[str, Any]] = field(default_factory=list)
-    """Up to 20 results received twice: where the first and the second copy landed (partition,
-    offset) and the second copy's headers."""
+    """Up to 20 results received twice: where and when the first and the second copy landed
+    (partition, offset, appended: s since production began) and the second copy's headers."""
     restarts: list[dict[str, Any]] = field(default_factory=list)
     """Workers that exited on their own and were started again (`Cluster.supervise`): which, when
     (s since production started) and their exit code (75: it left a stalled group)."""
@@ -127,6 +128,8 @@ class Report:
     """Apache Kafka: every topic's [replication factor, min.insync.replicas] at the end."""
     late: int = 0
     """Input records the operators counted late (neither joined nor windowed): each loses results."""
+    lost: dict[str, Any] = field(default_factory=dict)
+    """Where and when the lost results were due (`bench/soak/lost.py`)."""
 
     def as_json(self) -> dict[str, Any]:
         """Return the report as JSON-ready data."""
@@ -151,6 +154,7 @@ class Report:
             "results_per_s": self.results_per_s,
             "replication": self.replication,
             "late_records": self.late,
+            "lost": self.lost,
         }
 
 
@@ -315,20 +319,21 @@ class _Run:
         oracle_s = time.monotonic() - began
         bootstrap = self.cluster.bootstrap
         got: Counter[str] = Counter()
-        first: dict[str, tuple[int, int]] = {}
+        first: dict[str, tuple[int, int, float]] = {}  # (partition, offset, appended: s of the run)
         copies: list[dict[str, Any]] = []
         arrivals: list[tuple[float, int]] = []  # (s since production began, output partition)
         start_wall = time.time() - (time.monotonic() - start)
 
         def take(headers: dict[str, bytes], value: bytes, at: tuple[int, int], appended_ms: int) -> None:
-            arrivals.append((appended_ms / 1000 - start_wall, at[0]))
+            appended = round(appended_ms / 1000 - start_wall, 1)
+            arrivals.append((appended, at[0]))
             rid = result_id(value)
             got[rid] += 1
             if rid not in first:
-                first[rid] = at
-            elif len(copies) < 20:  # where a duplicate landed, for the diagnosis
+                first[rid] = (*at, appended)
+            elif len(copies) < 20:  # where and when a duplicate landed, for the diagnosis
                 shown = {k: v.decode(errors="replace") for k, v in headers.items()}
-                copies.append({"result": rid[:80], "first_at": list(first[rid]), "again_at": list(at),
+                copies.append({"result": rid[:80], "first_at": list(first[rid]), "again_at": [*at, appended],
                                "headers": shown})  # fmt: skip
 
         await _read(bootstrap, self.output, sum(expected.results.values()), take)
@@ -339,6 +344,7 @@ class _Run:
         kafka = self.cluster.broker_kind != "tansu"
         replication = await asyncio.to_thread(self.cluster.replication) if kafka else {}
         late = await asyncio.to_thread(self.cluster.late_records)
+        spec = self.scenario.workload
         return Report(
             scenario=self.scenario.name, rate=self.scenario.rate, duration_s=self.scenario.duration_s,
             produced=self.ledger.produced, poison=len(self.ledger.poison), padded=len(self.ledger.padded),
@@ -348,6 +354,7 @@ class _Run:
             restarts=[{**r, "at": round(float(r["at"]) - start, 1)} for r in self.cluster.restarts],
             pauses=[p.as_json() for p in result_pauses(arrivals, self.faults, self.lag)],
             results_per_s=results_per_second(arrivals), replication=replication, late=late,
+            lost=lost_results(expected.results, got, self.ledger, self.topics, spec.partitions),
         )  # fmt: skip
 
 

@@ -26,6 +26,8 @@ from typing import Any
 __all__ = ["POISON_KINDS", "Ledger", "PoisonKind", "WorkloadSpec", "RecordMaker"]
 
 STREAMS = "abc"
+CLOCK_START_MS = 1_000_000
+"""The workload's timestamp when production starts: a timestamp minus this is the run's millisecond."""
 FLUSH_KEY = 1_000_000_000
 """Keys from here on are the end-of-run flush records (one per stream and partition; joining nothing)."""
 

@@ -130,3 +130,18 @@ def test_before_the_watermark_the_inputs_newest_timestamp_bounds_the_future() ->
     assert _reasons(built) == [
         "timestamp 5000 is more than max_future=1000 ahead of the newest timestamp of input 'a' (900)"
     ]
+
+
+def test_a_restarted_operator_refuses_a_far_ahead_first_record() -> None:
+    feed = Feed()
+    committed = feed.send(0.0, *[("ab"[i % 2], _rec(NOW_MS + i)) for i in range(20)]).commit
+    # Another process takes the partition over from that commit: a fresh builder and engine.
+    again = Feed()
+    again.engine.restore([], committed.scalars)
+    again.builder.reset([], {}, committed.scalars)
+    built = again.send(0.0, ("a", _rec(NOW_MS + 10**12)), ("a", _rec(NOW_MS + 30)), ("b", _rec(NOW_MS + 31)))
+    assert _reasons(built) == [
+        f"timestamp {NOW_MS + 10**12} is more than max_future=604800000 ahead of the newest timestamp"
+        f" of input 'a' ({NOW_MS + 18})"
+    ]
+    assert again.engine.watermark == NOW_MS + 30  # the far-ahead record moved no clock

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.joiner.bursts import unkeyed_burst
 from tests.joiner.conftest import QuerySetup
 from tests.joiner.harness import (
     JoinerProcess,
@@ -66,17 +67,6 @@ def _query(s: QuerySetup, dead_topic: str) -> dict[str, Any]:
     }
 
 
-def _burst(rng: random.Random, start: int, n: int, partitions: int) -> list[_Item]:
-    """Records of every stream in timestamp order, each to a random partition (an unkeyed producer)."""
-    clock, items = start, []
-    for i in range(n):
-        clock += rng.randint(0, 4)
-        items.append(
-            (rng.choice("abc"), rng.randrange(partitions), {"ts": clock, "k": rng.randrange(16), "n": i})
-        )
-    return items
-
-
 def _ids(query: QueryDef, events: Sequence[Event]) -> Counter[str]:
     assert not late_events(query, events), "the workload must not make late records"
     return expected_ids(query, events, rekeyed=True)
@@ -97,8 +87,8 @@ def test_two_bursts_after_a_quiet_gap_publish_every_result_once(
     query = parse_query(query_json)
     rng = random.Random(11)
     old = [("a", p, {"ts": [_T0 - 8 * _DAY_MS, -5][p % 2], "k": 100 + p, "n": -1}) for p in range(4)]
-    first = [*(old if old_first else []), *_burst(rng, _T0, 300, 4)]
-    second = _burst(rng, first[-1][2]["ts"] + 45_000, 300, 4)  # 45 s later in event time
+    first = [*(old if old_first else []), *unkeyed_burst(rng, _T0, 300, 4)]
+    second = unkeyed_burst(rng, first[-1][2]["ts"] + 45_000, 300, 4)  # 45 s later in event time
     ahead = ("b", 0, {"ts": second[-1][2]["ts"] + 30 * _DAY_MS, "k": 999, "n": -2})
     joiner = JoinerProcess(
         tmp_path, kafka_broker, redis_server, group=s.group, prefix=s.prefix,

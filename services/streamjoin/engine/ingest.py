@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from typing import Any, NoReturn
 
 from streamjoin.engine.edges import index_fields
@@ -104,6 +105,9 @@ class RecordReader:
         if key not in self._started:
             self._started.add(key)
             return
+        self._raise(stream, ts)
+
+    def _raise(self, stream: str, ts: float) -> None:
         newest = self._newest.get(stream)
         if newest is None or ts > newest:
             self._newest[stream] = ts
@@ -113,6 +117,23 @@ class RecordReader:
     def newest(self, stream: str) -> float | None:
         """Return the newest timestamp `stream` has shown (`shown`), or None while it has none."""
         return self._newest.get(stream)
+
+    def newest_by_input(self) -> dict[str, float]:
+        """Return the newest timestamp of every input that has shown one: what a checkpoint keeps
+        for the reader of a later process (`resume`)."""
+        return dict(self._newest)
+
+    def resume(self, newest: Mapping[str, float]) -> None:
+        """Continue from what an earlier reader of the same inputs had shown (`newest_by_input`,
+        from a checkpoint; later timestamps this reader has shown stay).
+
+        A fresh reader bounds nothing until an input has shown a second record of a partition, so
+        without this a record far ahead read first after a restart would be accepted: its
+        partition's clock would jump, stop holding the watermark back, and its later records would
+        arrive late."""
+        for stream, ts in newest.items():
+            if stream in self._timestamp:
+                self._raise(stream, ts)
 
     def horizon(self, stream: str, slack: float = 0.0) -> float:
         """Return the largest timestamp accepted next on `stream`: `max_future` (plus `slack`) past

@@ -32,12 +32,17 @@ from streamjoin.schema_registry import SchemaRegistry
 from streamjoin.state.base import CommitBatch, Trim
 from streamjoin.state.outbox import records_of
 
-__all__ = ["DEFAULT_MAX_RECORD_BYTES", "BatchBuilder", "BuiltBatch", "Message"]
+__all__ = ["DEFAULT_MAX_RECORD_BYTES", "NEWEST_SCALAR", "BatchBuilder", "BuiltBatch", "Message"]
 
 DEFAULT_MAX_RECORD_BYTES = 1_000_000
 """The largest output record (key + value + headers) an operator publishes: under the broker's
 default `message.max.bytes` (1,048,588) with room for the batch framing; the setting overrides it."""
 
+
+NEWEST_SCALAR = "input_newest"
+"""The checkpoint scalar holding each input's newest timestamp (`RecordReader.newest_by_input`): a
+restarted operator measures `max_future` from it, not from nothing (a far-ahead record read first
+would otherwise be accepted and move its partition's clock past every later record)."""
 
 Message = ConsumedRecord
 """What the builder needs of a consumed Kafka record (`streamjoin.kafka.ConsumedRecord`)."""
@@ -115,10 +120,17 @@ class BatchBuilder:
         """Return how every output record starts (registers an Avro output's schema first)."""
         return self._encode_output.prefix()
 
-    def reset(self, entries: Iterable[Entry], raws: Mapping[tuple[int, ...], bytes]) -> None:
+    def reset(
+        self,
+        entries: Iterable[Entry],
+        raws: Mapping[tuple[int, ...], bytes],
+        scalars: Mapping[str, Any] | None = None,
+    ) -> None:
         """Attach their pieces to a checkpoint's entries (`raws`: their raw bytes by (input, offset),
-        or (input, offset, source partition) for a re-keyed input's record of another partition)."""
+        or (input, offset, source partition) for a re-keyed input's record of another partition),
+        and bound the next records by the newest timestamps its `scalars` hold (`NEWEST_SCALAR`)."""
         self._work_seen = 0  # a new attempt: a fresh engine, nothing counted yet
+        self._reader.resume((scalars or {}).get(NEWEST_SCALAR, {}))
         piece, p = self._formatter.piece, self.partition
         for e in entries:
             at = (e.input, e.offset) if e.partition == p else (e.input, e.offset, e.partition)
@@ -204,10 +216,12 @@ class BatchBuilder:
         self._work_seen = work
         for stream, n in malformed.items():
             counters[f"malformed:{stream}"] = n
+        scalars = delta.scalars
+        scalars[NEWEST_SCALAR] = self._reader.newest_by_input()
         commit = CommitBatch(
             batch=batch,
             offsets=dict(offsets),
-            scalars=delta.scalars,
+            scalars=scalars,
             added=added,
             released=released,
             expired=expired,

@@ -182,7 +182,7 @@ class PartitionOperator:
         engine = operator.engine
         if checkpoint.scalars is not None:
             engine.restore(checkpoint.entries, checkpoint.scalars)
-        self._builder.reset(checkpoint.entries, checkpoint.raws)
+        self._builder.reset(checkpoint.entries, checkpoint.raws, checkpoint.scalars)
         self._builder.rekeyed = new_reader(rekey, checkpoint.sources, engine, self._idle_ms)
         self.operator = operator
         self.stats.restore(checkpoint.counters)

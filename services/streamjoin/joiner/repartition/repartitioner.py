@@ -24,7 +24,6 @@ from typing import Any
 
 import orjson
 
-from streamjoin.engine import MalformedRecord, RecordReader
 from streamjoin.joiner.health import Health
 from streamjoin.joiner.operators.config import OperatorConfig
 from streamjoin.joiner.operators.supervised import Attempts, stop_bounded
@@ -39,6 +38,7 @@ from streamjoin.joiner.rekeyed.format import (
 )
 from streamjoin.joiner.repartition.marks import RekeyMark, RekeyMarks
 from streamjoin.joiner.repartition.producer import Delivery, Header, RekeyProducer
+from streamjoin.joiner.repartition.source_clock import SourceClock
 from streamjoin.kafka import (
     Consumer,
     ConsumerError,
@@ -120,12 +120,10 @@ class Repartitioner:
         self._health = health
         self._config = config
         self._marks = marks
-        self._reader = RecordReader(job.query, max_future=config.max_future)
         self._stopping = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
-        self.maxts: float | None = None
+        self.clock = SourceClock(job.query, job.stream, job.partition, config.max_future, time.monotonic())
         """The largest valid timestamp re-keyed so far (markers carry it)."""
-        self._moved_at = time.monotonic()  # when `maxts` last moved (the horizon's slack grows after)
         self.records = 0
         """Records re-keyed by this process (not committed: a statistic)."""
         self._generation = 0  # the re-keying producer's, when the current attempt began
@@ -159,7 +157,7 @@ class Repartitioner:
         job, store = self.job, self._store
         claim = await store.claim(job.query.name, job.position_name, job.partition, self._owner)
         epoch = claim.epoch
-        self.maxts = float(orjson.loads(claim.maxts)) if claim.maxts is not None else None
+        self.clock.resume(_timestamp(claim.maxts), time.monotonic())
         consumer = new_consumer(
             self._kafka,
             client_id=f"{self._owner}-rekey-{job.query.name}-{job.stream}-{job.partition}",
@@ -175,7 +173,7 @@ class Repartitioner:
                     "%s: no position in Redis; resuming at the marked offset %d", job.name, mark.position
                 )
                 position = mark.position
-                self.maxts = float(orjson.loads(mark.maxts)) if mark.maxts is not None else None
+                self.clock.resume(_timestamp(mark.maxts), time.monotonic())
                 await store.commit(
                     job.query.name, job.position_name, job.partition, epoch, position, mark.maxts
                 )
@@ -211,7 +209,8 @@ class Repartitioner:
                 records = batch.get(tp, [])
                 await self._commit_acknowledged(inflight, epoch)
                 now = time.monotonic()
-                if not records and (self.maxts == marked or now - marked_at < MARK_INTERVAL_MS / 1000):
+                clock = self.clock
+                if not records and (clock.maxts == marked or now - marked_at < MARK_INTERVAL_MS / 1000):
                     continue
                 await self._store.check_owner(
                     job.query.name, job.position_name, job.partition, epoch
@@ -219,14 +218,14 @@ class Repartitioner:
                 delivery = self._producer.delivery(self._generation)
                 await self._send_records(delivery, records, now)
                 if (
-                    self.maxts is not None
-                    and self.maxts != marked
+                    clock.maxts is not None
+                    and clock.maxts != marked
                     and now - marked_at >= MARK_INTERVAL_MS / 1000
                 ):
-                    await self._send_marks(delivery, self.maxts)
-                    marked, marked_at = self.maxts, now
+                    await self._send_marks(delivery, clock.maxts)
+                    marked, marked_at = clock.maxts, now
                 delivery.seal()
-                maxts = orjson.dumps(self.maxts).decode() if self.maxts is not None else None
+                maxts = orjson.dumps(clock.maxts).decode() if clock.maxts is not None else None
                 inflight.append((delivery.future, records[-1].offset + 1 if records else None, maxts))
                 self.records += len(records)
                 while len(inflight) > MAX_INFLIGHT:
@@ -262,25 +261,12 @@ class Repartitioner:
         job = self.job
         send = self._producer.send
         gen: Header = (HEADER_GEN, job.generation)
-        read, stream, attribute, n, s = (
-            self._reader.read,
-            job.stream,
-            job.attribute,
-            job.partitions,
-            job.partition,
-        )
-        maxts = self.maxts
-        horizon_of = self._reader.horizon  # what the operators' readers would accept
-        slack = (now - self._moved_at) * 1000
+        note, attribute, n, s = self.clock.note, job.attribute, job.partitions, job.partition
         for m in records:
             raw: bytes | None = m.value
             kafka_ts: int = m.timestamp
             record = load(raw)
-            with contextlib.suppress(MalformedRecord):
-                ts, _ = read(stream, record, kafka_ts, horizon_of(stream, slack))
-                self._reader.shown(stream, s, ts)
-                if maxts is None or ts > maxts:
-                    maxts, slack = ts, 0.0
+            note(record, kafka_ts, now)
             partition, key = route(record, attribute, n, s)
             headers: list[Header] = [gen, (HEADER_SOURCE, source_header(s, m.offset))]
             while True:
@@ -289,8 +275,6 @@ class Repartitioner:
                     break
                 except BufferError:
                     await asyncio.sleep(0.005)
-        if maxts != self.maxts:
-            self.maxts, self._moved_at = maxts, now
 
     async def _send_marks(self, delivery: Delivery, ts: float) -> None:
         job = self.job
@@ -303,3 +287,8 @@ class Repartitioner:
                     break
                 except BufferError:
                     await asyncio.sleep(0.005)
+
+
+def _timestamp(stored: str | None) -> float | None:
+    """Return a largest timestamp as a position or a mark stores it (JSON), None if none."""
+    return float(orjson.loads(stored)) if stored is not None else None
