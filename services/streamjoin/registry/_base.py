@@ -19,6 +19,7 @@ from redis.typing import EncodableT, FieldT
 from streamjoin.registry.errors import ConcurrentChangeError, RegistryUnavailableError
 from streamjoin.registry.keys import RegistryKeys
 from streamjoin.registry.log import LogEntry, RegistryLog
+from streamjoin.registry.query import QueryRecord
 from streamjoin.registry.signing import LogSigner
 from streamjoin.state.redis.connect import RedisClient
 
@@ -64,6 +65,9 @@ class StoreBase:
         self._keys = keys
         self._log = log
         self._signer = signer
+        self._known_queries: dict[str, QueryRecord] = {}
+        """The queries of the last snapshot: a query whose stored JSON has not changed since is not
+        parsed again (`QueryRecord.from_json`'s `known`)."""
 
     async def _atomic(
         self, watch: Sequence[str], prepare: Prepare, *, bump: bool = True, logged: bool = False

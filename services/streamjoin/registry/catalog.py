@@ -48,7 +48,7 @@ class CatalogOps(StoreBase):
         async def prepare(pipe: Pipeline) -> Logged:
             if not await pipe.hexists(k.streams, name):
                 raise NotFoundError("stream", name)
-            queries, _ = _queries(text_hash(await pipe.hgetall(k.queries)), {})
+            queries, _ = _queries(text_hash(await pipe.hgetall(k.queries)), {}, self._known_queries)
             users = [q.name for q in queries.values() if name in q.streams]
             if users:
                 raise InUseError("stream", name, users)
@@ -96,13 +96,14 @@ class CatalogOps(StoreBase):
             await _check_streams(pipe, k.streams, streams)
             stale = await _runtime_keys(pipe, k, query.name)
 
-            def writes(p: Pipeline) -> None:
-                p.hset(k.queries, query.name, query.to_json())
-                p.delete(k.control(query.name), *stale)
-                p.hset(k.control(query.name), mapping=as_fields(query.controls.to_hash()))
+            stored, controls = query.to_json(), query.controls.to_hash()  # one form for Redis and the log
 
-            entry = LogEntry.query(k.prefix, query.name, query.to_json(), query.controls.to_hash())
-            return Logged(writes, [entry])
+            def writes(p: Pipeline) -> None:
+                p.hset(k.queries, query.name, stored)
+                p.delete(k.control(query.name), *stale)
+                p.hset(k.control(query.name), mapping=as_fields(controls))
+
+            return Logged(writes, [LogEntry.query(k.prefix, query.name, stored, controls)])
 
         watch = [k.queries, k.streams, k.stats_index(query.name)]
         return int((await self._atomic(watch, prepare, logged=True))[-1])
@@ -121,7 +122,7 @@ class CatalogOps(StoreBase):
         stored: list[QueryRecord] = []
 
         async def prepare(pipe: Pipeline) -> Logged:
-            old = await _read_query(pipe, k, query.name)
+            old = await _read_query(pipe, k, query.name, self._known_queries)
             if expected_revision is not None and old.revision != expected_revision:
                 raise ConcurrentChangeError(f"query {query.name!r} was changed concurrently; retry")
             await _check_streams(pipe, k.streams, streams)
@@ -136,13 +137,14 @@ class CatalogOps(StoreBase):
                 revision=old.revision + 1,
             )
             stored.append(new)
+            value, fields = new.to_json(), controls.to_hash()  # one form for Redis and the log
 
             def writes(p: Pipeline) -> None:
-                p.hset(k.queries, query.name, new.to_json())
+                p.hset(k.queries, query.name, value)
                 p.delete(k.control(query.name), *stale)
-                p.hset(k.control(query.name), mapping=as_fields(controls.to_hash()))
+                p.hset(k.control(query.name), mapping=as_fields(fields))
 
-            return Logged(writes, [LogEntry.query(k.prefix, query.name, new.to_json(), controls.to_hash())])
+            return Logged(writes, [LogEntry.query(k.prefix, query.name, value, fields)])
 
         watch = [k.queries, k.streams, k.control(query.name), k.stats_index(query.name)]
         version = int((await self._atomic(watch, prepare, logged=True))[-1])
@@ -157,7 +159,7 @@ class CatalogOps(StoreBase):
         k = self._keys
 
         async def prepare(pipe: Pipeline) -> Logged:
-            await _read_query(pipe, k, name)
+            await _read_query(pipe, k, name, self._known_queries)
             stale = await _runtime_keys(pipe, k, name)
 
             def writes(p: Pipeline) -> None:
@@ -178,7 +180,8 @@ class CatalogOps(StoreBase):
         self._epoch_of(epoch)
         if raw is None:
             return None
-        return QueryRecord.from_json(name, text(raw), QueryControls.from_hash(text_hash(controls)))
+        controls_read = QueryControls.from_hash(text_hash(controls))
+        return QueryRecord.from_json(name, text(raw), controls_read, known=self._known_queries.get(name))
 
     async def list_queries(self) -> list[QueryRecord]:
         """Return every registered query, by name."""
@@ -197,7 +200,7 @@ class CatalogOps(StoreBase):
         result: list[QueryControls] = []
 
         async def prepare(pipe: Pipeline) -> Logged:
-            old = await _read_query(pipe, k, name)
+            old = await _read_query(pipe, k, name, self._known_queries)
             if expected_revision is not None and old.revision != expected_revision:
                 raise ConcurrentChangeError(f"query {name!r} was changed concurrently; retry")
             new = old.controls.with_changes(changes)
@@ -220,7 +223,7 @@ class CatalogOps(StoreBase):
         request_id = uuid.uuid4().hex
 
         async def prepare(pipe: Pipeline) -> Writes:
-            await _read_query(pipe, k, name)
+            await _read_query(pipe, k, name, self._known_queries)
             return lambda p: p.set(k.replan(name), request_id)
 
         await self._atomic([k.queries], prepare)
@@ -269,7 +272,10 @@ class CatalogOps(StoreBase):
         names = sorted(queries)
         if len(names) != len(controls):
             raise ConcurrentChangeError("the query list changed during the snapshot")
-        records, problems = _queries(queries, {n: text_hash(c) for n, c in zip(names, controls, strict=True)})
+        records, problems = _queries(
+            queries, {n: text_hash(c) for n, c in zip(names, controls, strict=True)}, self._known_queries
+        )
+        self._known_queries = records
         return RegistrySnapshot(
             version=int(text(version)) if version is not None else 0,
             streams={n: StreamRecord.from_json(streams[n]) for n in sorted(streams)},
@@ -280,27 +286,34 @@ class CatalogOps(StoreBase):
 
 
 def _queries(
-    raw: Mapping[str, str], controls: Mapping[str, Mapping[str, str]]
+    raw: Mapping[str, str],
+    controls: Mapping[str, Mapping[str, str]],
+    known: Mapping[str, QueryRecord] | None = None,
 ) -> tuple[dict[str, QueryRecord], dict[str, str]]:
-    """Read the stored queries back; one that no longer parses is reported, never fatal."""
+    """Read the stored queries back, each parsed unless `known` holds it read from the same JSON;
+    one that no longer parses is reported, never fatal."""
     records: dict[str, QueryRecord] = {}
     problems: dict[str, str] = {}
+    known = known or {}
     for name in sorted(raw):
         try:
             records[name] = QueryRecord.from_json(
-                name, raw[name], QueryControls.from_hash(controls.get(name, {}))
+                name, raw[name], QueryControls.from_hash(controls.get(name, {})), known=known.get(name)
             )
         except (QueryError, ValueError) as exc:
             problems[name] = str(exc)
     return records, problems
 
 
-async def _read_query(pipe: Pipeline, keys: RegistryKeys, name: str) -> QueryRecord:
+async def _read_query(
+    pipe: Pipeline, keys: RegistryKeys, name: str, known: Mapping[str, QueryRecord]
+) -> QueryRecord:
+    """Return the stored query `name` (parsed unless `known` holds it read from the same JSON)."""
     raw = await pipe.hget(keys.queries, name)
     if raw is None:
         raise NotFoundError("query", name)
     controls = QueryControls.from_hash(text_hash(await pipe.hgetall(keys.control(name))))
-    return QueryRecord.from_json(name, text(raw), controls)
+    return QueryRecord.from_json(name, text(raw), controls, known=known.get(name))
 
 
 async def _admit(pipe: Pipeline, keys: RegistryKeys, admission: Admission) -> None:

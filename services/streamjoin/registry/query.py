@@ -1,7 +1,10 @@
 """A registered query: one parsed `QueryDef` and its typed controls, each with one JSON form.
 
-The control plane validates and parses a query once (`streamjoin.query.parse_query`), stores its
-normalised JSON (`streamjoin.query.dump.dump_query`) and reads it back as the same `QueryDef`. The
+`QueryRecord` is the one form of a query that crosses the registry (docs/registry.md, "A query's
+trip"). The control plane parses a query once (`streamjoin.query.parse_query`) into a record whose
+JSON (`to_json`: the definition as `streamjoin.query.dump.dump_query` spells it) is made once and
+written, the same string, to Redis and to the registry's log; a reader parses that string once
+(`from_json`), and the record keeps the string it was read from, so nothing dumps it again. The
 controls (STREAM's writable Control-Table attributes) are a `QueryControls` beside it; what a joiner
 runs is `record.effective()`, the definition with the controls applied.
 
@@ -13,6 +16,10 @@ runs is `record.effective()`, the definition with the controls applied.
 (ModeDef(mode='lazy', every=10), ('b', 'a'))
 >>> QueryControls.from_hash(c.to_hash()) == c
 True
+>>> r = QueryRecord.of(q, at=1.5)
+>>> read = QueryRecord.from_json("q", r.to_json(), c)
+>>> read.query == q, read.to_json() == r.to_json(), read.effective().order
+(True, True, ('b', 'a'))
 """
 
 from __future__ import annotations
@@ -148,7 +155,11 @@ class QueryControls:
 
 @dataclass(frozen=True, slots=True)
 class QueryRecord:
-    """A registered query: its parsed definition, the CQL it came from, and its controls."""
+    """A registered query: its parsed definition, the CQL it came from, and its controls.
+
+    Its JSON form (`to_json`) is made at most once per record, and never for a record read from
+    its JSON: that string is kept. `dataclasses.replace` makes a new record, whose JSON is made anew.
+    """
 
     query: QueryDef
     cql: str | None
@@ -156,6 +167,8 @@ class QueryRecord:
     created_at: float
     updated_at: float
     revision: int = 1
+    _json: str | None = field(default=None, init=False, repr=False, compare=False)
+    """The stored JSON of this record, once made or read (the controls are not in it)."""
 
     @classmethod
     def of(
@@ -176,7 +189,7 @@ class QueryRecord:
 
     @property
     def definition(self) -> dict[str, Any]:
-        """Return the query's JSON form, every default spelled out (`dump_query`): what is stored."""
+        """Return the query's JSON form, every default spelled out (`dump_query`): for a REST answer."""
         return dump_query(self.query)
 
     def effective(self) -> QueryDef:
@@ -184,31 +197,50 @@ class QueryRecord:
         return self.controls.apply(self.query)
 
     def to_json(self) -> str:
-        """Return the JSON stored in `streamjoin:queries` (the controls live in their own hash)."""
-        return dumps(
-            {
-                "definition": self.definition,
-                "cql": self.cql,
-                "created_at": self.created_at,
-                "updated_at": self.updated_at,
-                "revision": self.revision,
-            }
-        )
+        """Return the JSON stored in `streamjoin:queries` and logged (the controls live in their own hash)."""
+        if self._json is None:
+            stored = dumps(
+                {
+                    "definition": self.definition,
+                    "cql": self.cql,
+                    "created_at": self.created_at,
+                    "updated_at": self.updated_at,
+                    "revision": self.revision,
+                }
+            )
+            object.__setattr__(self, "_json", stored)  # a cache of a frozen record
+            return stored
+        return self._json
+
+    def with_controls(self, controls: QueryControls) -> QueryRecord:
+        """Return this record with other controls, keeping its JSON (which holds no controls)."""
+        record = replace(self, controls=controls)
+        object.__setattr__(record, "_json", self._json)
+        return record
 
     @classmethod
-    def from_json(cls, name: str, raw: str | bytes, controls: QueryControls) -> QueryRecord:
+    def from_json(
+        cls, name: str, raw: str | bytes, controls: QueryControls, *, known: QueryRecord | None = None
+    ) -> QueryRecord:
         """Build the record from its stored JSON and its controls; parse the definition (once).
+
+        `known`: a record of this query read before; if `raw` is the very JSON it was read from, its
+        parsed definition is taken as it is (a reader following the registry parses a query once per
+        change of its definition, not once per snapshot).
 
         Raises:
             QueryError: the stored definition is not a valid query (the registry was written by
                 something other than the control plane).
         """
-        v = json_object(raw, f"query {name}")
+        text = raw.decode() if isinstance(raw, bytes) else raw
+        if known is not None and known.name == name and known.to_json() == text:
+            return known.with_controls(controls)
+        v = json_object(text, f"query {name}")
         definition = v.get("definition")
         if not isinstance(definition, Mapping):
             raise QueryError("definition", f"query {name}: the stored definition is not a JSON object")
         created = float(v.get("created_at") or 0.0)
-        return cls(
+        record = cls(
             query=parse_query({**definition, "name": name}),
             cql=v.get("cql"),
             controls=controls,
@@ -216,3 +248,5 @@ class QueryRecord:
             updated_at=float(v.get("updated_at") or created),
             revision=int(v.get("revision") or 1),
         )
+        object.__setattr__(record, "_json", text)
+        return record

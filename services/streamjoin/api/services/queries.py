@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
 from streamjoin.api.errors import ApiError
@@ -141,7 +140,7 @@ class QueryService:
             return await self._public(record, await self._store.version())
         record.controls.with_changes(changes).apply(record.query)  # the query must stay valid under them
         controls, version = await self._store.set_controls(name, changes, expected_revision=record.revision)
-        updated = replace(record, controls=controls)
+        updated = record.with_controls(controls)
         return await self._public(updated, version)
 
     async def _public(self, record: QueryRecord, version: int) -> QueryPublic:

@@ -2,19 +2,19 @@
 
 The registry lives in Redis (the control plane writes it through `RegistryStore`); a worker follows
 `RegistryStore.watch()` (pub/sub plus a one-second poll of the version) and rebuilds its set of
-`QuerySpec`s from each snapshot. The snapshot's `QueryRecord`s hold their parsed `QueryDef`; a query
-whose controls do not fit it (or that could not be read back) is reported and skipped, never fatal.
+`QuerySpec`s from each snapshot. The snapshot's `QueryRecord`s hold their parsed `QueryDef` (parsed
+once per stored JSON, docs/registry.md "A query's trip"); nothing here parses or dumps a query
+again. A query whose controls do not fit it (or that could not be read back) is reported and
+skipped, never fatal.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from streamjoin.query import QueryDef, QueryError
-from streamjoin.query.dump import dump_query
 from streamjoin.registry import QueryRecord, RegistrySnapshot
-from streamjoin.registry.records import dumps
 
 __all__ = ["QuerySpec", "specs_from_snapshot"]
 
@@ -30,7 +30,9 @@ class QuerySpec:
     revision: int
     paused: bool
     fingerprint: str
-    """The effective definition's JSON form: a change means the operators must be rebuilt."""
+    """The record's stored JSON and its controls but `paused`: a change of the definition, of the
+    revision (a replaced query) or of a control that changes what runs means the operators must be
+    rebuilt; pausing does not."""
     incarnation: str = ""
     """`<created_at>:<revision>` of the registry record: a query deleted and registered again under
     its name, or redefined, is another incarnation (its progress markers are not this one's)."""
@@ -47,7 +49,7 @@ class QuerySpec:
             query,
             record.revision,
             record.controls.paused,
-            dumps(dump_query(query)),
+            f"{record.to_json()}\n{replace(record.controls, paused=False)!r}",
             incarnation,
             record.created_at,
         )
