@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from streamjoin.engine import MultiJoin
 from streamjoin.joiner.batch import BatchBuilder, BuiltBatch
+from streamjoin.operator import OperatorFactory
 from streamjoin.query import QueryDef, parse_query
 
 RAW: dict[str, Any] = {
@@ -49,9 +49,7 @@ class Feed:
 
     def __init__(self, query: QueryDef = QUERY, **limits: Any) -> None:
         self.builder = BatchBuilder(query, 0, "dead", **limits)
-        self.engine = MultiJoin(query, journal=True)
-        for stream in "ab":
-            self.engine.assign(stream, [0])
+        self.engine = OperatorFactory(query, replan_every=None).build(0, journal=True)
         self.offsets = {"t.a": 0, "t.b": 0}
         self.batch = 0
 
