@@ -206,6 +206,13 @@ async def main() -> None:
     )
     parser.add_argument("--skip-throughput", action="store_true", help="needs --latency-rate")
     parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="throughput runs on the same broker and Redis, each on fresh topics and workers: the "
+        "first one also pays the broker's warm-up (a JVM compiling its code)",
+    )
+    parser.add_argument(
         "--py-spy",
         type=Path,
         default=None,
@@ -223,9 +230,10 @@ async def main() -> None:
     workdir = Path(tempfile.mkdtemp(prefix="streamjoin-bench-"))
     with EmbeddedStack(workdir=workdir / "stack") as stack:
         rate = args.latency_rate
-        if not args.skip_throughput:
-            tp = await throughput(stack, workdir, args.workers, args.records, args.worker_arg, args.py_spy)
-            print(json.dumps({"workers": args.workers, "throughput": tp}), flush=True)
+        for round_no in range(0 if args.skip_throughput else args.rounds):
+            profile = args.py_spy if round_no == args.rounds - 1 else None
+            tp = await throughput(stack, workdir, args.workers, args.records, args.worker_arg, profile)
+            print(json.dumps({"workers": args.workers, "round": round_no + 1, "throughput": tp}), flush=True)
             rate = rate or tp["input_per_s"] / 2
         if not args.skip_latency:
             if rate is None:
