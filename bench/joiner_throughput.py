@@ -12,6 +12,11 @@ within a millisecond, so 6 input records make 8 results (about 1.3 per input rec
 
     python bench/joiner_throughput.py --records 300000 --workers 1
     python bench/joiner_throughput.py --records 300000 --workers 2
+    python bench/joiner_throughput.py --records 300000 --skip-latency --py-spy worker.json
+
+`--py-spy PATH` records worker 0 with py-spy (the `dev` extra) during the throughput run, idle
+samples left out: a speedscope profile for a `.json` PATH, collapsed stacks (one line per stack
+and its sample count) otherwise. py-spy pauses the worker for every sample, so that run is slower.
 
 Every process it starts (broker, Redis, workers) is stopped at the end, also on failure.
 """
@@ -22,7 +27,9 @@ import argparse
 import asyncio
 import json
 import re
+import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -57,8 +64,33 @@ from streamjoin.dev.stack import EmbeddedStack
 from streamjoin.topics import TopicSpec, create_topics
 
 
+def record_profile(pid: int, out: Path) -> subprocess.Popen[bytes]:
+    """Start py-spy recording process `pid` into `out` until it exits (see the module docstring)."""
+    spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
+    kind = "speedscope" if out.suffix == ".json" else "raw"
+    argv = [
+        spy,
+        "record",
+        "--pid",
+        str(pid),
+        "--rate",
+        "250",
+        "--threads",
+        "--format",
+        kind,
+        "--output",
+        str(out),
+    ]
+    return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
 async def throughput(
-    stack: EmbeddedStack, workdir: Path, workers: int, n: int, worker_args: Sequence[str]
+    stack: EmbeddedStack,
+    workdir: Path,
+    workers: int,
+    n: int,
+    worker_args: Sequence[str],
+    profile: Path | None = None,
 ) -> dict[str, Any]:
     """Measure the maximum sustained input rate; return the figures."""
     u = uuid.uuid4().hex[:6]
@@ -71,6 +103,7 @@ async def throughput(
     prefix = f"bench{u}:"
     # INFO: each operator logs where its loop's time went when it stops (`loop_phases` below)
     procs = start_workers(stack, workdir, workers, prefix, f"bench-{u}", worker_args, log_level="INFO")
+    spy = record_profile(procs[0].pid, profile) if profile is not None and procs[0].pid else None
     try:
         await register(stack.redis_url, prefix, query_json(f"tp{u}", topics, output, "earliest"))
         started = await wait_running(stack.redis_url, prefix, f"tp{u}")
@@ -102,6 +135,12 @@ async def throughput(
         scripts = (await redis_command_stats(stack.redis_url)).get("evalsha", {})
     finally:
         stop_workers(procs)
+        if spy is not None:  # it writes the profile once the worker has exited
+            try:
+                spy.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                spy.kill()
+                spy.wait()
     phases = loop_phases([p.log_path for p in procs])
     return {
         "records": n,
@@ -167,6 +206,21 @@ async def main() -> None:
     )
     parser.add_argument("--skip-throughput", action="store_true", help="needs --latency-rate")
     parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="throughput runs on the same broker and Redis, each on fresh topics and workers: the "
+        "first one also pays the broker's warm-up (a JVM compiling its code)",
+    )
+    parser.add_argument(
+        "--py-spy",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="profile worker 0 during the throughput run: speedscope if PATH ends in .json, else "
+        "collapsed stacks",
+    )
+    parser.add_argument(
         "--forwarder",
         action="store_true",
         help="also measure the latency with bench/forwarder.py (no join, no Redis) in place of the "
@@ -176,9 +230,10 @@ async def main() -> None:
     workdir = Path(tempfile.mkdtemp(prefix="streamjoin-bench-"))
     with EmbeddedStack(workdir=workdir / "stack") as stack:
         rate = args.latency_rate
-        if not args.skip_throughput:
-            tp = await throughput(stack, workdir, args.workers, args.records, args.worker_arg)
-            print(json.dumps({"workers": args.workers, "throughput": tp}), flush=True)
+        for round_no in range(0 if args.skip_throughput else args.rounds):
+            profile = args.py_spy if round_no == args.rounds - 1 else None
+            tp = await throughput(stack, workdir, args.workers, args.records, args.worker_arg, profile)
+            print(json.dumps({"workers": args.workers, "round": round_no + 1, "throughput": tp}), flush=True)
             rate = rate or tp["input_per_s"] / 2
         if not args.skip_latency:
             if rate is None:

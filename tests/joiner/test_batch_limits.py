@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from tests.kafka_records import ConsumerRecord, TopicPartition, consumer_record
 
-from streamjoin.engine import MultiJoin
 from streamjoin.joiner.batch.builder import BatchBuilder, BuiltBatch
+from streamjoin.operator import OperatorFactory
 from streamjoin.query import QueryDef, parse_query
 
 RAW: dict[str, Any] = {
@@ -29,13 +29,12 @@ NOW_MS = 1_790_000_000_000
 
 
 class Feed:
-    """One operator's builder and engine, fed record by record."""
+    """One operator's builder, operator and engine, fed record by record."""
 
     def __init__(self, query: QueryDef = QUERY, **limits: Any) -> None:
         self.builder = BatchBuilder(query, 0, "dead", **limits)
-        self.engine = MultiJoin(query, journal=True)
-        for stream in "ab":
-            self.engine.assign(stream, [0])
+        self.operator = OperatorFactory(query, replan_every=None).build(0, journal=True)
+        self.engine = self.operator.engine
         self.offsets = {"t.a": 0, "t.b": 0}
         self.batch = 0
 
@@ -49,7 +48,7 @@ class Feed:
             self.offsets[topic] += 1
         self.batch += 1
         return self.builder.build(
-            self.engine, messages, batch=self.batch, offsets={}, trims=[], last_arrival={}, now=now
+            self.operator, messages, batch=self.batch, offsets={}, trims=[], last_arrival={}, now=now
         )
 
 

@@ -130,3 +130,44 @@ def test_collector_summarises_a_query() -> None:
     assert stats["b"].rate == pytest.approx(2, rel=0.05)
     assert stats["a"].window == 100 and stats["a"].records == pytest.approx(800, rel=0.05)
     assert round(stats["a"].distinct) == 40 and round(stats["b"].distinct) == 8
+
+
+def test_observing_in_batches_counts_what_observing_one_by_one_counts() -> None:
+    """The joiner counts each input's records of a batch at once (`observe_many`): same rates,
+    same distinct values, with disorder, slice boundaries, a missing field and an unhashable value."""
+    query = query_of(["a", "b"], [100.0, 100.0])
+    one, many = StatsCollector(query, half_life=100), StatsCollector(query, half_life=100)
+    rnd = random.Random(5)
+    records: list[tuple[str, dict[str, object], float]] = []
+    for i in range(6000):
+        ts = i * 0.5 + (rnd.choice([0.0, 0.0, 0.0, -1.2]) if i < 2000 else 0.0)  # early disorder
+        stream = "a" if i % 3 else "b"
+        key: object = rnd.randrange(3000 if stream == "a" else 30)
+        record = {"k": [1, 2] if i == 4321 else key, "ts": ts} if i % 97 else {"ts": ts}
+        records.append((stream, record, ts))
+    at = 0
+    while at < len(records):  # the same records, one by one and in batches, compared after each
+        size = rnd.choice([1, 7, 150, 800])
+        for stream, record, ts in records[at : at + size]:
+            one.observe(stream, record, ts)
+        for stream in ("a", "b"):
+            chunk = [(r, ts) for s, r, ts in records[at : at + size] if s == stream]
+            many.observe_many(stream, [r for r, _ in chunk], [ts for _, ts in chunk])
+        at += size
+        assert many.newest == one.newest
+        assert many.rates() == pytest.approx(one.rates(), rel=1e-9)
+        got, want = many.snapshot(), one.snapshot()
+        for stream in ("a", "b"):  # distinct values over the horizon (800: the last 8 slices)
+            assert got[stream].distinct == want[stream].distinct
+
+
+def test_decayed_rate_in_batches_equals_one_by_one() -> None:
+    one, many = ExponentialRate(half_life=20), ExponentialRate(half_life=20)
+    stamps = [5.0, 5.0, 6.0, 4.0, 9.0, 9.0, 30.0, 12.0, 31.0]
+    for ts in stamps:
+        one.observe(ts)
+    many.observe_many(stamps[:2])
+    many.observe_many([])
+    many.observe_many(stamps[2:])
+    assert many.rate() == pytest.approx(one.rate(), rel=1e-12)
+    assert many.rate(now=50.0) == pytest.approx(one.rate(now=50.0), rel=1e-12)

@@ -1,15 +1,17 @@
 """`JoinOperator`: a query's engine fed through the statistics that plan it (built by `OperatorFactory`).
 
 Every record goes through `add`, which counts it for the planner (decayed rate, distinct values
-of its join fields, whatever the algorithm) and hands it to the engine. With `replan_every` the
-operator re-plans itself every that many records (replay, the back-fill); without it the host
-does, over several operators (a joiner worker, over its partitions). A new plan is installed
-between batches, which loses and duplicates nothing (docs/engine.md).
+of its join fields, whatever the algorithm) and hands it to the engine; a host that reads records
+in batches (the joiner) counts each input's records of a batch at once (`observe`) and hands them
+to the engine itself (`engine.add`). With `replan_every` the operator re-plans itself every that
+many records (replay, the back-fill); without it the host does, over several operators (a joiner
+worker, over its partitions). A new plan is installed between batches, which loses and duplicates
+nothing (docs/engine.md).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from streamjoin.engine import JoinPlan, MultiJoin, Result
@@ -60,6 +62,13 @@ class JoinOperator:
         return self.engine.add(
             stream, record, ts=ts, partition=partition, offset=offset, size=size, extra=extra
         )
+
+    def observe(self, stream: str, records: Sequence[Mapping[str, Any]], timestamps: Sequence[float]) -> None:
+        """Count records of `stream` for the planner (`records[i]` at `timestamps[i]`), each of
+        which goes, or went, to `engine.add` before the next `advance`."""
+        if self.collector is not None:
+            self.collector.observe_many(stream, records, timestamps)
+            self._since_check += len(timestamps)
 
     def advance(self) -> list[Result]:
         """Re-plan if due, then release and join what the watermark allows."""

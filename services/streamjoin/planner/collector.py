@@ -18,8 +18,11 @@ so. `merged_snapshot` sums the collectors of several partitions of one query (a 
 
 from __future__ import annotations
 
+import bisect
 import math
+import operator
 from collections.abc import Mapping, Sequence
+from itertools import islice
 
 from streamjoin.planner.graph import JoinGraph
 from streamjoin.planner.stats import ExponentialRate, HyperLogLog, StreamStats
@@ -85,6 +88,34 @@ class SlidingDistinct:
             return
         self._add_elsewhere(value, position)
 
+    def add_many(self, values: Sequence[object], positions: Sequence[float]) -> None:
+        """Add each of `values` seen at the position of the same index: what `add` of each in
+        turn adds. Positions in order (a partition's records, mostly) go to the open slice a run at
+        a time, each run one C-level set update."""
+        n = len(positions)
+        if not n:
+            return
+        if not all(map(operator.le, positions, islice(positions, 1, None))):  # disorder: one by one
+            for value, position in zip(values, positions, strict=True):
+                self.add(value, position)
+            return
+        i = 0
+        while i < n:
+            if not self._lo <= positions[i] < self._hi:  # opens a slice (or an older one's)
+                self.add(values[i], positions[i])
+                i += 1
+                continue
+            end = bisect.bisect_left(positions, self._hi, i)  # in order: [i, end) in the open slice
+            run = values[i:end]
+            try:
+                self._pending.update(run)
+            except TypeError:  # an unhashable value (a list): one by one (re-adding is harmless)
+                for value, position in zip(run, positions[i:end], strict=True):
+                    self.add(value, position)
+            if len(self._pending) >= _PENDING_MAX:
+                self._flush()
+            i = end
+
     def _add_elsewhere(self, value: object, position: float) -> None:
         """Add a value outside the open slice: it opens a newer one, or belongs to an older one."""
         key = math.floor(position / self._width)
@@ -110,9 +141,7 @@ class SlidingDistinct:
     def _flush(self) -> None:
         """Hash the pending values into the open slice's sketch."""
         if self._pending and self._current is not None:
-            add = self._current.add
-            for value in self._pending:
-                add(value)
+            self._current.add_many(self._pending)
             self._pending.clear()
 
     def count(self, now: float) -> float:
@@ -203,6 +232,29 @@ class StatsCollector:
         now = self._now
         if now is None or ts > now:
             self._now = ts
+
+    def observe_many(
+        self, stream: str, records: Sequence[Mapping[str, object]], timestamps: Sequence[float]
+    ) -> None:
+        """Count records of `stream` (`records[i]` at event time `timestamps[i]`): what `observe`
+        of each in turn counts, batched (a batch's records of one input, as the joiner reads them)."""
+        inp = self._inputs[stream]
+        if not inp.by_time or not timestamps:  # a rows window counts positions one by one
+            for record, ts in zip(records, timestamps, strict=True):
+                self.observe(stream, record, ts)
+            return
+        inp.rate.observe_many(timestamps)
+        inp.count += len(timestamps)
+        for f, distinct in inp.counters:
+            values = list(map(operator.methodcaller("get", f, _MISSING), records))
+            if _MISSING in values:
+                kept = [i for i, value in enumerate(values) if value is not _MISSING]
+                distinct.add_many([values[i] for i in kept], [timestamps[i] for i in kept])
+            else:
+                distinct.add_many(values, timestamps)
+        newest = max(timestamps)
+        if self._now is None or newest > self._now:
+            self._now = newest
 
     def rates(self, now: float | None = None) -> dict[str, float]:
         """Return each input's estimated rate at event time `now` (default: the newest record)."""

@@ -160,7 +160,7 @@ class BatchBuilder:
         malformed: dict[str, int] = {}
         late = count = 0
         newest: float | None = None
-        add = engine.add
+        add = engine.engine.add  # each record is counted for the planner per input below (`observe`)
         rekeyed = self.rekeyed
         if rekeyed is not None:
             messages = rekeyed.translate(messages, now)
@@ -171,23 +171,32 @@ class BatchBuilder:
             streams = self.streams_of.get(tp.topic, ())
             p = tp.partition  # the operator's, or a re-keyed record's source partition (`SourceGroup`)
             decode, piece = codecs.get(tp.topic, json_codec)
+            # Each input's decoded records and timestamps, counted for the planner at once below.
+            seen: list[tuple[str, int, list[dict[str, Any]], list[float]]] = [
+                (stream, index, [], []) for stream, index in streams
+            ]
+            targets = [(stream, index, kept.append, times.append) for stream, index, kept, times in seen]
             last = None
             for m in msgs:
                 last = m
                 value = m.value
-                for stream, index in streams:
+                for stream, index, keep, keep_ts in targets:
                     try:
                         ts, record = decode(stream, value, m.timestamp, horizon_of(stream, slack[stream]))
                     except MalformedRecord as exc:
                         malformed[stream] = malformed.get(stream, 0) + 1
                         dead.append(self._dead_letter(m, stream, str(exc)))
                         continue
+                    keep(record)
+                    keep_ts(ts)
                     shown(stream, p, ts)
                     raw: bytes = value  # type: ignore[assignment]  # decoded, so not None
                     offset = m.offset
                     extra = piece(index, p, offset, raw, record)
                     if not add(stream, record, ts=ts, partition=p, offset=offset, size=len(raw), extra=extra):
                         late += 1
+            for stream, _, kept, times in seen:
+                engine.observe(stream, kept, times)
             if last is not None:
                 count += len(msgs)  # type: ignore[arg-type]  # aiokafka hands lists
                 offsets[tp.topic] = last.offset + 1
