@@ -10,8 +10,6 @@ and it is the toy the compiler asked.
 
 from __future__ import annotations
 
-import io
-import json
 import random
 from collections import Counter
 from collections.abc import Sequence
@@ -24,8 +22,9 @@ from streamjoin.engine.edges import JoinEdge, index_fields
 from streamjoin.planner.cost import CostModel
 from streamjoin.planner.stats import StreamStats
 from streamjoin.query import QueryDef, parse_query
-from streamjoin.replay import replay
-from streamjoin.testing import Event, ResultKey, expected_results, replay_events
+from streamjoin.testing import expected_results, replay_events
+
+from .replayed import replayed
 
 
 class FirstAttributeOnly:
@@ -75,16 +74,6 @@ def _lines(seed: int, n: int = 300) -> list[tuple[str, dict[str, Any]]]:
     return lines
 
 
-def _keys(stdout: str, query: QueryDef, events: Sequence[Event]) -> Counter[ResultKey]:
-    by_line = {e.record["line"]: e for e in events}
-    keys: Counter[ResultKey] = Counter()
-    for text in stdout.splitlines():
-        tuples = json.loads(text)["tuples"]
-        members = [by_line[tuples[s]["line"]] for s in query.stream_names]
-        keys[tuple((m.partition, m.offset) for m in members)] += 1
-    return keys
-
-
 @pytest.mark.parametrize("seed", [1, 2, 3])
 @pytest.mark.parametrize("evaluation", [{"mode": "eager"}, {"mode": "lazy", "every": 5}])
 def test_a_toy_algorithm_registered_here_runs_through_replay(
@@ -94,13 +83,9 @@ def test_a_toy_algorithm_registered_here_runs_through_replay(
     monkeypatch.setitem(ALGORITHMS, "nlj", toy)  # restored after the test
     query = parse_query({**_QUERY, "evaluation": evaluation})
     lines = _lines(seed)
-    events = replay_events(query, lines)
-    out = io.StringIO()
-    replay(query, [json.dumps({"stream": s, "record": r}) + "\n" for s, r in lines], out)
-
-    want = expected_results(query, events)
+    want = expected_results(query, replay_events(query, lines))
     assert sum(want.values()) > 20  # the case joins enough to mean something
-    assert _keys(out.getvalue(), query, events) == want
+    assert replayed(query, lines) == want
     assert set(toy.probes) == {"a", "b", "c"}  # the compiler asked the toy, for every input's step
 
 

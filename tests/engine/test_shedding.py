@@ -17,13 +17,13 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.shedding.simulated import simulated
 from tests.shedding.windows import most_held, windows
 
 from streamjoin.engine import MultiJoin
 from streamjoin.engine.output import ResultFormatter
 from streamjoin.query import QueryDef, parse_query
 from streamjoin.query.grammar import COMBINE_NAMES, POLICY_NAMES
-from streamjoin.shedding import build_instance, make_policy, simulate
 from streamjoin.testing import ResultKey, expected_results, replay_events, result_key
 
 PROPERTY = settings(max_examples=120, deadline=None)
@@ -98,19 +98,6 @@ def run_engine(query: QueryDef, case: Case) -> tuple[Counter[ResultKey], list[di
     return Counter(result_key(r) for r in results), [json.loads(formatter.encode(r)) for r in results]
 
 
-def simulated(query: QueryDef, case: Case, share: int | None) -> Counter[ResultKey]:
-    # The engine orders the records of one timestamp by input, then offset (the simulator: by line).
-    lines = sorted(case.lines, key=lambda line: (line[1]["t"], query.input_index(line[0])))
-    events = [(n, s, float(r["t"]), r) for n, (s, r) in enumerate(lines, start=1)]
-    instance = build_instance(query, events)
-    assert query.shedding is not None
-    policy = (
-        None if share is None else make_policy(query.shedding.policy, instance.context(query.shedding.seed))
-    )
-    outcome = simulate(instance, policy, share)
-    return Counter(tuple((0, instance.offsets[s]) for s in r.members) for r in outcome.results)
-
-
 def check(case: Case, share: int) -> None:
     base = parse_query(case.raw)
     oracle = expected_results(base, replay_events(base, case.lines))
@@ -118,7 +105,7 @@ def check(case: Case, share: int) -> None:
     for policy in POLICY_NAMES:
         query = query_of(case, policy, share * n)
         got, records = run_engine(query, case)
-        assert got == simulated(query, case, share), policy
+        assert got == simulated(query, case.lines, share), policy
         assert not got - oracle, policy
         for out in records:
             imps = [out["tuples"][s]["imp"] for s in query.stream_names]
