@@ -149,13 +149,15 @@ def test_register_produce_read_and_patch_to_lazy(
     )
     params = {"limit": 3, "timeout_ms": 30_000}
     with api.anon.stream("GET", "/v1/queries/q/results", params=params, headers=sse) as r:
-        # a keeps speaking (records that match nothing, below TAU), so the watermark is a's newest
-        # timestamp: it moves, but stays short of TAU. Were every input idle, the idle flush would
-        # join the lazy batch (docs/joiner.md), which is not what this part checks.
+        produce(kafka_broker, topics["a"], [{"k": k, "ts": 2_000 + k} for k in range(6, 9)])
+        time.sleep(1)  # a's are read first: a record below an idle input's newest would be late
+        produce(kafka_broker, topics["b"], [{"k": k, "ts": 2_010 + k} for k in range(6, 9)])
+        # Then a keeps speaking (records that match nothing, above b's and below TAU), so the
+        # watermark is a's newest timestamp once b is idle: it moves, but stays short of TAU. Were
+        # every input idle, the idle flush would join the lazy batch (docs/joiner.md), which is not
+        # what this part checks. (Speaking from the start let the watermark pass b's records before
+        # they came, b being idle: they were late, in about one run of two.)
         with _speaking(kafka_broker, topics["a"], first_ts=2_020):
-            produce(kafka_broker, topics["a"], [{"k": k, "ts": 2_000 + k} for k in range(6, 9)])
-            time.sleep(1)
-            produce(kafka_broker, topics["b"], [{"k": k, "ts": 2_010 + k} for k in range(6, 9)])
             time.sleep(3)  # b is idle by now, a is not
             held_back = api.anon.get("/v1/control/queries/q").json()["attributes"]
         produce(kafka_broker, topics["a"], [{"k": -1, "ts": TAU * 2 + 1}])  # no match: advances the watermark
