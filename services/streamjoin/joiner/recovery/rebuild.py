@@ -69,7 +69,10 @@ async def recover(keeper: PositionKeeper, builder: BatchBuilder, checkpoint: Che
         entries, raws, reread = await _read_entries(consumer, marker, builder.input_topics, p)
         published = PublishedIds()
         outs = {n: TopicPartition(*outputs.partition(n, p)) for n in ("results", "dead")}
-        ends = await end_offsets(consumer, list(outs.values()), exact=keeper.log.kafka.listed_ends_exact)
+        # From a fetch response even on Apache Kafka: a rebuild is rare, and two of four rebuilds of a
+        # rolled-back state hung once with the listing alone (not understood yet; the fetch is how it
+        # always ran).
+        ends = await end_offsets(consumer, list(outs.values()), exact=False)
         prefix = builder.output_prefix()
         for name, tp in outs.items():
             start = await _tail_start(consumer, tp, marker.outputs.get(name, 0), marker.at, ends[tp])
