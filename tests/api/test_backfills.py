@@ -1,16 +1,23 @@
-"""`/v1/queries/{name}/backfills`: start a real Spark back-fill over REST and follow it to the end."""
+"""`/v1/queries/{name}/backfills`: start a real Spark back-fill over REST and follow it to the end.
+
+The job runs the real `streamjoin backfill` command (its own Spark driver) through the control plane's
+job runner; its output must equal the brute-force oracle.
+"""
 
 from __future__ import annotations
 
 import json
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
 import pytest
-from tests.backfill.workload import make_workload
+from tests.backfill.workload import Oracle, make_workload
 
 from streamjoin.dev.procscan import pid_alive, zombie
+from streamjoin.query import parse_query
 
 from .conftest import StartApi
 from .server import ApiServer
@@ -21,7 +28,7 @@ QUERY: dict[str, Any] = {
         {"stream": "a", "window": {"range": 100}},
         {"stream": "c", "window": {"range": 100}},
     ],
-    "where": [["a.src", "=", "c.src"]],
+    "where": [["a.k", "=", "c.k"]],
     "output": {"topic": "pairs.out"},
 }
 
@@ -50,7 +57,12 @@ def test_refusals_name_the_problem(api: ApiServer) -> None:
 @pytest.mark.slow
 def test_a_backfill_started_over_rest_runs_to_the_end(start_api: StartApi, tmp_path: Path) -> None:
     archive = tmp_path / "archive"
-    make_workload({"a": "net.a", "b": "net.b", "c": "net.c"}, records=200).write_archive(str(archive))
+    workload = make_workload({"a": "net.a", "b": "net.b", "c": "net.c"}, records=300)
+    workload.write_archive(str(archive))
+    topics = {"inputs": [{**i, "topic": f"net.{i['stream']}", "timestamp": "ts"} for i in QUERY["inputs"]]}
+    events = [e for e in workload.events if e.stream in ("a", "c")]
+    want = Oracle(parse_query({**QUERY, **topics}), events).ids(0, 1000)
+    assert sum(want.values()) > 50
     with start_api(
         archive_url=str(archive), api_backfill_dir=str(tmp_path / "jobs"), api_backfill_out_dir=str(tmp_path)
     ) as api:
@@ -71,7 +83,9 @@ def test_a_backfill_started_over_rest_runs_to_the_end(start_api: StartApi, tmp_p
         assert not zombie(status["pid"]), "the finished job is a zombie of the control plane"
         job = api.client.get(f"/v1/queries/pairs/backfills/{job['id']}").json()
         assert job["state"] == "succeeded", job
-        assert job["progress"] == pytest.approx(1.0)
+        assert job["progress"] == pytest.approx(1.0) and job["tasks_done"] == job["tasks_total"] > 0
+        got = Counter(pq.read_table(tmp_path / "out").column("id").to_pylist())
+        assert got == want and job["summary"]["results"] == sum(want.values())
         listed = api.client.get("/v1/queries/pairs/backfills").json()
         assert [j["id"] for j in listed] == [job["id"]]
 
@@ -83,7 +97,7 @@ def test_an_avro_input_without_a_schema_registry_is_refused(
     schema = {
         "type": "record",
         "name": "a",
-        "fields": [{"name": "ts", "type": "long"}, {"name": "src", "type": "long"}],
+        "fields": [{"name": "ts", "type": "long"}, {"name": "k", "type": "long"}],
     }
     with start_api(schema_registry_url=None, api_backfill_dir=str(tmp_path / "jobs")) as api:
         for body in (

@@ -1,7 +1,8 @@
 """The control plane's job runner (`BackfillJobs`) and the `streamjoin backfill` command.
 
-The fast tests run a stand-in command that writes status files like the real one; the slow test
-runs the real command (its own Spark driver) through `BackfillJobs` and checks its output.
+These run a stand-in command that writes status files like the real one; the real command (its own
+Spark driver) runs through `BackfillJobs` in tests/api/test_backfills.py, which checks its output
+against the oracle.
 """
 
 from __future__ import annotations
@@ -12,16 +13,12 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections import Counter
 from pathlib import Path
 
-import pyarrow.parquet as pq
 import pytest
 
 from streamjoin.backfill.jobs import BackfillJobs, JobNotFoundError
 from streamjoin.dev.procscan import children, zombie
-
-from .workload import WINDOWS, Oracle, make_query, make_workload
 
 QUERY = {
     "name": "flows",
@@ -119,32 +116,3 @@ def test_cli_rejects_bad_input_without_spark(tmp_path: Path) -> None:
         [*cli, str(good), "--from", "10", "--to", "5"], capture_output=True, text=True, timeout=60
     )
     assert run.returncode == 2 and "--to" in run.stderr
-
-
-@pytest.mark.slow
-@pytest.mark.timeout(300)
-def test_real_backfill_job(tmp_path: Path) -> None:
-    topics = {"a": "job.a", "b": "job.b", "c": "job.c"}
-    w = make_workload(topics, partitions=2, records=600, seed=9)
-    archive = str(tmp_path / "archive")
-    w.write_archive(archive)
-    query = make_query("jobq", "rows", topics)
-    raw = {
-        "name": "jobq",
-        "inputs": [
-            {"stream": s, "topic": topics[s], "timestamp": "ts", "window": w, "key": "k"}
-            for s, w in WINDOWS["rows"].items()
-        ],
-        "where": [["a.k", "=", "b.k"], ["b.k", "=", "c.k"], ["a.v", ">=", "c.v"]],
-        "output": {"topic": "jobq.out"},
-    }
-    jobs = BackfillJobs(tmp_path / "jobs", env={"STREAMJOIN_ARCHIVE_URL": archive})
-    out = str(tmp_path / "out")
-    started = jobs.start(raw, 100, 400, out=out, extra_args=["--tasks", "2"])
-    done = jobs.wait("jobq", started.id, timeout_s=240)
-    log = (tmp_path / "jobs" / "jobq" / started.id / "job.log").read_text(errors="replace")
-    assert done.state == "succeeded", f"{done}\n{log[-3000:]}"
-    assert done.progress == 1.0 and done.tasks_done == done.tasks_total > 0
-    got = Counter(pq.read_table(out).column("id").to_pylist())
-    want = Oracle(query, w.events).ids(100, 400)
-    assert got == want and done.summary is not None and done.summary["results"] == sum(want.values())

@@ -7,14 +7,17 @@ What a user writes (a definition, immutable and validated); the policies that ac
 
 - `memory` (required): the most records the query's windows may hold together, split evenly over
   its windows (each holds at most `memory // n`); at least one record per window.
-- `policy` (required): one of `streamjoin.query.grammar.POLICY_NAMES` (`random`, `frequency`,
-  `simp`, `simpprob`, `dimpprob`, `dgl`).
+- `policy` (required): one of the grammar's `POLICY_NAMES` (below).
 - `importance`: the field of every input record holding its importance (a number > 0); absent or
   null, every record has importance 1 (the max-subset case of Das et al.).
-- `combine`: a result's importance from its members' (`min` by default, `max`, `sum`, `product`,
-  `avg`).
+- `combine`: how a result's importance comes from its members': one of the grammar's
+  `COMBINE_NAMES` (below), `min` by default.
 - `seed`: the seed of the `random` policy (0 by default).
 
+>>> POLICY_NAMES
+('random', 'frequency', 'simp', 'simpprob', 'dimpprob', 'dgl')
+>>> COMBINE_NAMES
+('min', 'max', 'sum', 'product', 'avg')
 >>> d = parse_shedding({"memory": 40, "policy": "simpprob", "importance": "imp"}, inputs=2)
 >>> d
 SheddingDef(memory=40, policy='simpprob', importance='imp', combine='min', seed=0)
