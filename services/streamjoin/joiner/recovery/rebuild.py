@@ -101,6 +101,7 @@ async def recover(keeper: PositionKeeper, builder: BatchBuilder, checkpoint: Che
         await keeper.log.write(q, p, skipping)
     keeper.skip = published if published else None
     counters = dict(marker.counters)
+    sources = _filter_at(marker, checkpoint)
     if checkpoint.positioned:  # rolled back or unusable: first release what it holds, drop its outbox
         checkpoint.batch += 1
         await store.commit(q, p, checkpoint.epoch, _release_all(checkpoint, marker, builder.input_topics))
@@ -121,7 +122,7 @@ async def recover(keeper: PositionKeeper, builder: BatchBuilder, checkpoint: Che
             counters=counters,
             output_start={n: ends[tp] for n, tp in outs.items()},
             topics=builder.input_topics,
-            sources=dict(marker.sources),
+            sources=sources,
         ),
     )
     checkpoint.offsets = dict(marker.offsets)
@@ -129,7 +130,7 @@ async def recover(keeper: PositionKeeper, builder: BatchBuilder, checkpoint: Che
     checkpoint.entries = entries
     checkpoint.raws = raws
     checkpoint.counters = dict(marker.counters)
-    checkpoint.sources = dict(marker.sources)
+    checkpoint.sources = sources
     checkpoint.output_start = {n: ends[tp] for n, tp in outs.items()}
     checkpoint.outboxes = {
         n: OutboxState(b.seq, b.seq, b.acked_offset) for n, b in checkpoint.outboxes.items()
@@ -149,6 +150,19 @@ def _left_to_skip(marker: Marker | None, incarnation: str) -> PublishedIds | Non
     if marker is None or marker.incarnation != incarnation:
         return None
     return marker.skipped() or None
+
+
+def _filter_at(marker: Marker, checkpoint: Checkpoint) -> dict[str, int]:
+    """Return the duplicate filter of re-keyed inputs (`CommitBatch.sources`) at the marker. A source
+    partition that only the checkpoint has (an unusable one, ahead of the marker) is reset to -1
+    (nothing taken): committing the marker's alone would leave it ahead, and the records read again
+    after the marker would be dropped as duplicates.
+
+    >>> m = Marker("1.0:1", 3, {}, {}, None, {}, {}, sources={"a:0": 7})
+    >>> _filter_at(m, Checkpoint(1, 5, {"t": 9}, None, [], {}, {}, {}, sources={"a:0": 9, "a:1": 4}))
+    {'a:0': 7, 'a:1': -1}
+    """
+    return {**dict.fromkeys(checkpoint.sources, -1), **marker.sources}
 
 
 def _release_all(checkpoint: Checkpoint, marker: Marker, topics: tuple[str, ...]) -> CommitBatch:
