@@ -9,14 +9,17 @@ from the committed position. The committed results must equal the oracle's, what
 from __future__ import annotations
 
 import json
+import math
 import random
 from collections import Counter
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from streamjoin.engine import Entry, MultiJoin
+from streamjoin.engine.checkpoint import IncompleteCheckpointError
 from streamjoin.query import QueryDef, parse_query
 from streamjoin.testing import expected_results, result_key
 
@@ -192,3 +195,25 @@ def test_a_new_lazy_engine_joins_its_first_release() -> None:
     joined (the joiner has no end of input that would join it later)."""
     lazy = MultiJoin(_two_way({"mode": "lazy", "every": 100_000}))
     assert len(_feed(lazy, 2_000, 10)) == 1
+
+
+@pytest.mark.parametrize("lost", [["next_seq"], ["next_seq", "watermark", "max_ts"], "all"])
+def test_restore_from_scalars_without_next_seq_is_a_clear_error_that_changes_nothing(
+    lost: list[str] | str,
+) -> None:
+    """A store that lost the scalars (or stored `{}`) must not restore an engine, nor fail with a
+    `KeyError`: the error names what is missing, and the engine is untouched (a complete
+    checkpoint still restores it)."""
+    state = CommittedState()
+    engine = MultiJoin(_two_way({"mode": "eager"}), journal=True)
+    state.commit(engine, _feed(engine, 1_000, 0), 0)
+    assert state.scalars is not None
+    complete = json.loads(state.scalars)
+    damaged = {} if lost == "all" else {k: v for k, v in complete.items() if k not in lost}
+    fresh = MultiJoin(_two_way({"mode": "eager"}), journal=True)
+    with pytest.raises(IncompleteCheckpointError, match="checkpoint scalars lack next_seq") as raised:
+        fresh.restore([], damaged)
+    assert all(name in str(raised.value) for name in (lost if lost != "all" else ["idle", "exp_epoch"]))
+    assert fresh.buffered == 0 and math.isinf(fresh.watermark)
+    fresh.restore([], complete)
+    assert fresh.watermark == engine.watermark

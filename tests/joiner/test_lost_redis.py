@@ -1,4 +1,5 @@
-"""Redis SIGKILLed mid-run, restarted empty (and once with its data): the output stays exactly once.
+"""Redis SIGKILLed mid-run, restarted empty (and once with its data), or flushed under the running
+worker: the output stays exactly once.
 
 The registry comes back from its log (as the control plane's guard does it); the worker holds its
 queries meanwhile, its operators are fenced (their `meta` is gone), re-claim, find their progress
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from redis.asyncio import Redis
 from tests.joiner.conftest import QuerySetup
 from tests.joiner.harness import (
     ChunkedProducer,
@@ -86,16 +88,20 @@ def _run(
         snapshot = tmp_path / "snapshot"
         shutil.copytree(redis.data, snapshot)  # what an old RDB snapshot (or a lost fsync) brings back
         await asyncio.sleep(3)  # markers written, windows full, records still arriving
-        redis.crash()
-        if loss != "none":
-            redis.wipe()
-        if loss == "rolled back":
-            shutil.copytree(snapshot, redis.data)
-        redis.start()
+        if loss == "flushall":  # wiped under the running worker, its connections left open, and
+            await _flushall(redis.url)  # the registry restored only 5 s later (no control plane
+            await asyncio.sleep(5)  # meanwhile): the operators are fenced and rebuild before it
+        else:
+            redis.crash()
+            if loss != "none":
+                redis.wipe()
+            if loss == "rolled back":
+                shutil.copytree(snapshot, redis.data)
+            redis.start()
         lost_at = time.monotonic()
         async with RegistryStore(redis.url, prefix=s.prefix, log=log) as store:
             restored = await store.restore(check_log=True)  # what the control plane's guard does
-        assert (restored is not None) == (loss == "empty")
+        assert (restored is not None) == (loss in ("empty", "flushall"))
         await wait_running(redis.url, s.prefix, s.name, 4, timeout_s=60)
         recovered = time.monotonic() - lost_at
         producer.join(timeout=120)
@@ -109,6 +115,15 @@ def _run(
 
     (want, records, recovered), _ = run_scenario(joiner, scenario)
     return want, records, recovered, joiner.log_path.read_text(errors="replace")
+
+
+async def _flushall(url: str) -> None:
+    """Delete every key of Redis, as an operator's `FLUSHALL` does (the server keeps running)."""
+    client = Redis.from_url(url)
+    try:
+        await client.flushall()
+    finally:
+        await client.aclose()
 
 
 def _report(logs: str, recovered: float) -> list[tuple[str, ...]]:
@@ -165,6 +180,27 @@ def test_redis_restarted_empty_under_a_rekeyed_query_is_rebuilt_exactly_once(
     _compare(want, records, logs)
     assert len(_report(logs, recovered)) >= 4, logs
     assert len(re.findall(r"no position in Redis; resuming at the marked offset", logs)) >= 12, logs
+
+
+def test_redis_flushed_under_a_running_worker_is_rebuilt_exactly_once(
+    query_setup: Callable[[int], QuerySetup],
+    kafka_broker: str,
+    restartable_redis: RestartableRedis,
+    tmp_path: Path,
+) -> None:
+    """`FLUSHALL` while the worker keeps its connections, the registry restored 5 s later: the
+    operators' next commits are fenced (their `meta` is gone), so they stop; the worker starts them
+    again while it holds its queries, they rebuild from their markers, and resume once more when the
+    registry comes back with a new epoch. No attempt fails, and the output is exactly once."""
+    s = query_setup(4)
+    want, records, recovered, logs = _run(
+        s, kafka_broker, restartable_redis, tmp_path, loss="flushall", seed=25
+    )
+    assert sum(want.values()) > 500
+    _compare(want, records, logs)
+    assert len(_report(logs, recovered)) >= 4, logs
+    assert re.search(r"operator \S+: another worker owns it now \(FENCED", logs), "no commit was fenced"
+    assert "Traceback" not in logs and "retrying in" not in logs, logs
 
 
 def test_redis_restarted_with_its_data_mid_run_stays_exactly_once(

@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 import pytest
 
+from streamjoin.engine.checkpoint import REQUIRED_SCALARS
 from streamjoin.engine.entry import Entry
 from streamjoin.joiner.batch.builder import BuiltBatch
 from streamjoin.joiner.publish.outbox import OutboxRecord
@@ -33,7 +34,7 @@ def _marker(**changes: object) -> Marker:
         "offsets": {"a": 40, "b": 12},
         "outputs": {"results": 30, "dead": 2},
         "watermark": 100.0,
-        "scalars": {"watermark": 100.0},
+        "scalars": {**dict.fromkeys(REQUIRED_SCALARS, 0), "watermark": 100.0},
         "counters": {"records_in": 52},
         "entries": [(0, 38, "99|10|1|4", -1), (1, 11, "97|8|1|3", -1)],
     }
@@ -59,6 +60,31 @@ def test_decide(
     positioned: bool, offsets: dict[str, int], marker: Marker | None, incarnation: str, action: str
 ) -> None:
     assert decide(positioned, offsets, marker, incarnation).action == action
+
+
+@pytest.mark.parametrize(
+    ("positioned", "lacking", "marker", "action", "reason"),
+    [
+        # Redis kept offsets but lost the engine's scalars (or holds `{}`): rebuilt from the marker
+        (True, ["next_seq"], _marker(), "rebuild", "checkpoint unusable: its scalars lack next_seq"),
+        (True, list(REQUIRED_SCALARS), _marker(), "rebuild", "checkpoint unusable: its scalars lack"),
+        # ... and with no marker of this incarnation to rebuild from: a clear error, never a resume
+        (True, ["next_seq"], None, "fail", "no marker of this incarnation to rebuild it from"),
+        (True, ["next_seq"], _marker(incarnation="other:1"), "fail", "no marker of this incarnation"),
+        # a marker without the engine's scalars cannot rebuild lost state
+        (False, [], _marker(scalars={}), "fail", "the marker lacks the scalars next_seq"),
+        (True, ["next_seq"], _marker(scalars={"watermark": 1.0}), "fail", "the marker lacks the scalars"),
+        # ... and is not needed by a checkpoint that is complete and at the marker
+        (True, [], _marker(scalars={}), "resume", "checkpoint at or past the marker"),
+        (False, ["next_seq"], None, "new", "no marker"),  # unpositioned: nothing to restore anyway
+    ],
+)
+def test_decide_on_a_checkpoint_or_marker_without_the_engine_scalars(
+    positioned: bool, lacking: list[str], marker: Marker | None, action: str, reason: str
+) -> None:
+    offsets = {"a": 40, "b": 12} if positioned else {}
+    decision = decide(positioned, offsets, marker, INC, lacking=lacking)
+    assert (decision.action, reason in decision.reason) == (action, True), decision.reason
 
 
 def test_marker_round_trip_and_garbage() -> None:

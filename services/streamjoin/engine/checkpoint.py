@@ -7,12 +7,40 @@ produced the last committed results, and nothing is joined twice or lost.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from streamjoin.engine.entry import Entry
 
-__all__ = ["EngineDelta", "Journal"]
+__all__ = ["REQUIRED_SCALARS", "EngineDelta", "IncompleteCheckpointError", "Journal", "missing_scalars"]
+
+REQUIRED_SCALARS: tuple[str, ...] = (
+    "next_seq",
+    "watermark",
+    "max_ts",
+    "idle",
+    "last_released_ts",
+    "last_joined_seq",
+    "eval_epoch",
+    "exp_epoch",
+)
+"""The scalars `MultiJoin.restore` needs: every delta carries them (the others have defaults)."""
+
+
+class IncompleteCheckpointError(ValueError):
+    """Checkpoint scalars an engine cannot be restored from (a store that lost or never had them)."""
+
+
+def missing_scalars(scalars: Mapping[str, Any] | None) -> list[str]:
+    """Return the `REQUIRED_SCALARS` that `scalars` lacks (all of them for None).
+
+    >>> missing_scalars({})[:2]
+    ['next_seq', 'watermark']
+    >>> missing_scalars(None) == list(REQUIRED_SCALARS)
+    True
+    """
+    return [name for name in REQUIRED_SCALARS if scalars is None or name not in scalars]
 
 
 @dataclass(slots=True)

@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 
 from streamjoin.engine.admission import Holding, WindowRuntime, admission_for
 from streamjoin.engine.algorithm import algorithm_for
-from streamjoin.engine.checkpoint import EngineDelta, Journal
+from streamjoin.engine.checkpoint import EngineDelta, IncompleteCheckpointError, Journal, missing_scalars
 from streamjoin.engine.clock import Clock, InputSlot
 from streamjoin.engine.edges import closed_edges
 from streamjoin.engine.entry import Entry
@@ -257,8 +257,11 @@ class MultiJoin:
 
         Entries with `seq > 0` were released: they go back into their windows in release order
         (count-window positions are renumbered, which keeps every membership test unchanged);
-        entries with `seq <= 0` were still waiting for the watermark.
+        entries with `seq <= 0` were still waiting for the watermark. Raise
+        `IncompleteCheckpointError` (changing nothing) when `scalars` lack any of `REQUIRED_SCALARS`.
         """
+        if missing := missing_scalars(scalars):
+            raise IncompleteCheckpointError(f"checkpoint scalars lack {', '.join(missing)}")
         released = sorted((e for e in entries if e.seq > 0), key=lambda e: e.seq)
         waiting = sorted(
             (e for e in entries if e.seq <= 0), key=lambda e: (e.ts, e.input, e.partition, e.offset)

@@ -8,7 +8,9 @@ outputs end); never the record bytes, which stay in the input topics. It is writ
 deleting a query writes a tombstone per partition. After `claim`, `decide` compares the checkpoint
 Redis gave with the partition's marker:
 
->>> m = Marker("100.0:1", 7, {"t": 42}, {"results": 9, "dead": 0}, None, {}, {}, [])
+>>> from streamjoin.engine.checkpoint import REQUIRED_SCALARS
+>>> scalars = dict.fromkeys(REQUIRED_SCALARS, 0)   # what every batch commits (`MultiJoin.restore`)
+>>> m = Marker("100.0:1", 7, {"t": 42}, {"results": 9, "dead": 0}, None, scalars, {}, [])
 >>> decide(False, {}, None, "100.0:1").action
 'new'
 >>> decide(False, {}, m, "100.0:2").action      # a marker of an earlier definition
@@ -19,6 +21,13 @@ Redis gave with the partition's marker:
 'resume'
 >>> decide(True, {"t": 40}, m, "100.0:1").action  # Redis came back older than the marker
 'rebuild'
+>>> decide(True, {"t": 42}, m, "100.0:1", lacking=["next_seq"]).action  # scalars lost: rebuild
+'rebuild'
+>>> decide(True, {"t": 42}, None, "100.0:1", lacking=["next_seq"]).reason  # and nothing to rebuild from
+'checkpoint unusable: its scalars lack next_seq; no marker of this incarnation to rebuild it from'
+>>> bare = Marker("100.0:1", 7, {"t": 42}, {}, None, {}, {}, [])
+>>> decide(False, {}, bare, "100.0:1").action     # a marker without scalars rebuilds nothing
+'fail'
 >>> Marker.from_bytes(m.to_bytes()) == m
 True
 """
@@ -32,6 +41,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from streamjoin.engine.checkpoint import missing_scalars
 from streamjoin.engine.entry import Entry
 from streamjoin.joiner.batch.builder import BuiltBatch
 from streamjoin.joiner.publish.output_topics import OutputTopics
@@ -60,25 +70,43 @@ _MAX_MARKER_BYTES = 900_000
 @dataclass(frozen=True, slots=True)
 class Decision:
     """What an operator does after `claim`: `resume` the checkpoint, start a `new` query at its
-    `start`, or `rebuild` the state the marker describes (Redis lost it or rolled back)."""
+    `start`, `rebuild` the state the marker describes (Redis lost it or rolled back), or `fail`: the
+    state must be rebuilt and no marker can rebuild it (the reason says why; nothing is published)."""
 
-    action: Literal["new", "resume", "rebuild"]
+    action: Literal["new", "resume", "rebuild", "fail"]
     reason: str
 
 
-def decide(positioned: bool, offsets: Mapping[str, int], marker: Marker | None, incarnation: str) -> Decision:
-    """Return what to do with a claimed checkpoint (`positioned`, its `offsets`) given the partition's
-    marker: a marker of this incarnation that the checkpoint is missing or behind means lost state."""
-    if marker is None:
-        return Decision("resume" if positioned else "new", "no marker")
-    if marker.incarnation != incarnation:
-        return Decision("resume" if positioned else "new", f"marker of incarnation {marker.incarnation}")
-    if not positioned:
-        return Decision("rebuild", f"state lost: the marker has batch {marker.batch}, Redis nothing")
+def decide(
+    positioned: bool,
+    offsets: Mapping[str, int],
+    marker: Marker | None,
+    incarnation: str,
+    *,
+    lacking: Sequence[str] = (),
+) -> Decision:
+    """Return what to do with a claimed checkpoint (`positioned`, its `offsets`, the engine scalars
+    it `lacking`: `missing_scalars`) given the partition's marker: a marker of this incarnation that
+    the checkpoint is missing or behind, or whose checkpoint lost its scalars, means lost state."""
+    broken = f"its scalars lack {', '.join(lacking)}" if positioned and lacking else ""
+    if marker is None or marker.incarnation != incarnation:
+        if broken:
+            nothing = "no marker of this incarnation to rebuild it from"
+            return Decision("fail", f"checkpoint unusable: {broken}; {nothing}")
+        why = "no marker" if marker is None else f"marker of incarnation {marker.incarnation}"
+        return Decision("resume" if positioned else "new", why)
     behind = sorted(t for t, o in marker.offsets.items() if offsets.get(t, -1) < o)
-    if behind:
-        return Decision("rebuild", f"state rolled back: inputs {behind} behind the marker")
-    return Decision("resume", "checkpoint at or past the marker")
+    if not positioned:
+        reason = f"state lost: the marker has batch {marker.batch}, Redis nothing"
+    elif broken:
+        reason = f"checkpoint unusable: {broken}"
+    elif behind:
+        reason = f"state rolled back: inputs {behind} behind the marker"
+    else:
+        return Decision("resume", "checkpoint at or past the marker")
+    if unmarked := missing_scalars(marker.scalars):  # (never written so: a marker follows a commit)
+        return Decision("fail", f"{reason}; the marker lacks the scalars {', '.join(unmarked)} to rebuild it")
+    return Decision("rebuild", reason)
 
 
 class PositionLog:

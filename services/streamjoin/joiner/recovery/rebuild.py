@@ -1,7 +1,8 @@
 """Rebuild an operator's lost state from its marker and the input topics (docs/registry.md).
 
 `recover` runs right after `claim`. When `positions.decide` says the state was lost (Redis restarted
-empty: no checkpoint, but a marker of this query's incarnation), it:
+empty or flushed: no checkpoint, but a marker of this query's incarnation), rolled back (behind the
+marker) or unusable (positioned, but without the engine's scalars), it:
 
 1. reads back, from the input topics, exactly the records the marker's entries held (the window and
    reorder-buffer contents at the marker's batch): per topic the offsets from the oldest entry to
@@ -18,6 +19,10 @@ Results of the batches after the marker are then produced again; `PublishedIds.f
 ones already published before they reach the outbox. The ids travel in the markers until every one
 was produced again: an operator that resumes from the rebuilt checkpoint (its worker restarted it, or
 another worker took the partition) takes them from the marker.
+
+A state that must be rebuilt and that no marker can rebuild (an unusable checkpoint with no marker
+of this incarnation, or a marker without the engine's scalars) raises `RebuildError` naming why: the
+operator reports it and retries, publishing nothing from a state it cannot restore.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import logging
 import time
 from dataclasses import replace
 
+from streamjoin.engine.checkpoint import missing_scalars
 from streamjoin.engine.entry import Entry
 from streamjoin.joiner.batch.builder import BatchBuilder
 from streamjoin.joiner.publish.outbox import HEADER_SEQ, OutboxRecord, parse_sequence_header
@@ -43,7 +49,8 @@ _CLOCK_SKEW_S = 60.0
 
 
 class RebuildError(RuntimeError):
-    """The lost state cannot be rebuilt (its input records are no longer retained)."""
+    """The lost state cannot be rebuilt (its input records are no longer retained, or neither the
+    checkpoint nor a marker holds the engine's scalars)."""
 
 
 async def recover(keeper: PositionKeeper, builder: BatchBuilder, checkpoint: Checkpoint) -> None:
@@ -54,7 +61,10 @@ async def recover(keeper: PositionKeeper, builder: BatchBuilder, checkpoint: Che
     q, p, store, outputs = keeper.query, keeper.partition, keeper.store, keeper.outputs
     await keeper.settle()
     marker = await keeper.log.marker(q, p)
-    decision = decide(checkpoint.positioned, checkpoint.offsets, marker, keeper.incarnation)
+    lacking = missing_scalars(checkpoint.scalars)
+    decision = decide(checkpoint.positioned, checkpoint.offsets, marker, keeper.incarnation, lacking=lacking)
+    if decision.action == "fail":
+        raise RebuildError(f"{q}[{p}]: {decision.reason}")
     if decision.action != "rebuild" or marker is None:
         if decision.action == "resume" and keeper.skip is None:
             keeper.skip = _left_to_skip(marker, keeper.incarnation)
@@ -91,9 +101,10 @@ async def recover(keeper: PositionKeeper, builder: BatchBuilder, checkpoint: Che
         await keeper.log.write(q, p, skipping)
     keeper.skip = published if published else None
     counters = dict(marker.counters)
-    if checkpoint.positioned:  # rolled back: first release what the old state holds, drop its outbox
+    sources = _filter_at(marker, checkpoint)
+    if checkpoint.positioned:  # rolled back or unusable: first release what it holds, drop its outbox
         checkpoint.batch += 1
-        await store.commit(q, p, checkpoint.epoch, _release_all(checkpoint, builder.input_topics))
+        await store.commit(q, p, checkpoint.epoch, _release_all(checkpoint, marker, builder.input_topics))
         counters = {k: v - checkpoint.counters.get(k, 0) for k, v in counters.items()}
     checkpoint.batch += 1
     await store.commit(
@@ -111,7 +122,7 @@ async def recover(keeper: PositionKeeper, builder: BatchBuilder, checkpoint: Che
             counters=counters,
             output_start={n: ends[tp] for n, tp in outs.items()},
             topics=builder.input_topics,
-            sources=dict(marker.sources),
+            sources=sources,
         ),
     )
     checkpoint.offsets = dict(marker.offsets)
@@ -119,7 +130,7 @@ async def recover(keeper: PositionKeeper, builder: BatchBuilder, checkpoint: Che
     checkpoint.entries = entries
     checkpoint.raws = raws
     checkpoint.counters = dict(marker.counters)
-    checkpoint.sources = dict(marker.sources)
+    checkpoint.sources = sources
     checkpoint.output_start = {n: ends[tp] for n, tp in outs.items()}
     checkpoint.outboxes = {
         n: OutboxState(b.seq, b.seq, b.acked_offset) for n, b in checkpoint.outboxes.items()
@@ -141,14 +152,29 @@ def _left_to_skip(marker: Marker | None, incarnation: str) -> PublishedIds | Non
     return marker.skipped() or None
 
 
-def _release_all(checkpoint: Checkpoint, topics: tuple[str, ...]) -> CommitBatch:
-    """Return the commit that empties a rolled-back state: every entry released, every outbox record
-    counted as published (what it would publish again was produced from older offsets)."""
+def _filter_at(marker: Marker, checkpoint: Checkpoint) -> dict[str, int]:
+    """Return the duplicate filter of re-keyed inputs (`CommitBatch.sources`) at the marker. A source
+    partition that only the checkpoint has (an unusable one, ahead of the marker) is reset to -1
+    (nothing taken): committing the marker's alone would leave it ahead, and the records read again
+    after the marker would be dropped as duplicates.
+
+    >>> m = Marker("1.0:1", 3, {}, {}, None, {}, {}, sources={"a:0": 7})
+    >>> _filter_at(m, Checkpoint(1, 5, {"t": 9}, None, [], {}, {}, {}, sources={"a:0": 9, "a:1": 4}))
+    {'a:0': 7, 'a:1': -1}
+    """
+    return {**dict.fromkeys(checkpoint.sources, -1), **marker.sources}
+
+
+def _release_all(checkpoint: Checkpoint, marker: Marker, topics: tuple[str, ...]) -> CommitBatch:
+    """Return the commit that empties a rolled-back (or unusable) state: every entry released, every
+    outbox record counted as published (what it would publish again was produced from older offsets).
+    It stores the marker's scalars, which the next commit stores anyway: a complete set even when the
+    checkpoint's were lost, so no state in Redis ever has scalars no engine can restore."""
     trims = [Trim(n, b.seq, b.acked_offset) for n, b in checkpoint.outboxes.items() if b.seq > b.acked]
     return CommitBatch(
         batch=checkpoint.batch,
         offsets=dict(checkpoint.offsets),
-        scalars=checkpoint.scalars or {},
+        scalars=marker.scalars,
         expired=list(checkpoint.entries),
         trims=trims,
         topics=topics,
