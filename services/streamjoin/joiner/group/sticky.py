@@ -38,7 +38,7 @@ def consistent_previous(actives: Actives, counts: Mapping[str, int]) -> dict[str
 
     >>> prev = {"w1": {"a": [0, 1], "new": [0, 1, 2, 3]}, "w2": {"a": [2, 3]}}
     >>> consistent_previous(prev, {"a": 4, "new": 4})
-    {'w1': {'a': [0, 1], 'new': [0, 1]}, 'w2': {'a': [2, 3], 'new': [2, 3]}}
+    {'w1': {'a': [0, 1], 'new': [0, 1]}, 'w2': {'a': [2, 3]}}
     """
     spread = Counter(topic for held in actives.values() for topic, parts in held.items() if parts)
     votes: dict[tuple[int, int], Counter[str]] = {}
