@@ -49,8 +49,21 @@ def test_a_worker_frozen_past_its_session_timeout_publishes_nothing_stale(
     first = JoinerProcess(tmp_path, kafka_broker, redis_server, group=s.group, prefix=s.prefix, name="w1")
     zombie = JoinerProcess(tmp_path, kafka_broker, redis_server, group=s.group, prefix=s.prefix, name="w2")
     workers = {"w1": first, "w2": zombie}
-    second = make_workload(name=other.name, topics=other.topics, output=other.output, partitions=4,
-                           per_stream=1, keys=4, seed=2)  # fmt: skip
+    second = {  # streams of its own on new topics
+        "name": other.name,
+        "inputs": [
+            {
+                "stream": f"{n}2",
+                "topic": other.topics[n],
+                "timestamp": "ts",
+                "key": "k",
+                "window": {"range": 60},
+            }
+            for n in "ab"
+        ],
+        "where": [["a2.k", "=", "b2.k"]],
+        "output": {"topic": other.output},
+    }
     kept: dict[str, dict[int, int]] = {}  # the first query's claims while the second one was set up
     frozen: dict[int, int] = {}  # the partitions w2 held when it froze, with their epochs
     taken: dict[int, int] = {}  # the partitions w1 claimed while w2 was frozen
@@ -62,7 +75,7 @@ def test_a_worker_frozen_past_its_session_timeout_publishes_nothing_stale(
         await wait_running(redis_server, s.prefix, s.name, 4)
         # w1 may have claimed every partition before w2 joined: wait for the group to settle
         await wait_everyone_holds(workers)
-        kept.update(await _register_second_query(workers, redis_server, s.prefix, second.query_json, s.name))
+        kept.update(await _register_second_query(workers, redis_server, s.prefix, second, s.name))
         producer = ChunkedProducer(kafka_broker, s.topics, w, chunks=10, pause_s=1.5)
         producer.start()
         await asyncio.sleep(4)
