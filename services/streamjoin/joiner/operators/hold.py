@@ -17,7 +17,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
-__all__ = ["Hold"]
+from streamjoin.joiner.operators.config import OperatorConfig
+
+__all__ = ["Hold", "Holdable"]
 
 
 class Hold:
@@ -75,3 +77,30 @@ class Hold:
             with contextlib.suppress(asyncio.CancelledError):
                 await waiting
         return task.done() or self._waiting.is_set()
+
+
+class Holdable:
+    """A task a rebalance holds (an operator, a repartitioner): its `_hold`, the task it runs in,
+    and its configuration (the stop timeout bounds how long settling may take)."""
+
+    _hold: Hold
+    _task: asyncio.Task[None] | None
+    _config: OperatorConfig
+
+    def hold(self) -> None:
+        """Finish the current batch, let what it wrote be acknowledged and recorded, and wait for
+        `release`."""
+        self._hold.hold()
+
+    async def settled(self) -> bool:
+        """Return True once held with nothing in flight (or ended); False after the stop timeout."""
+        return await self._hold.settled(self._task, self._config.stop_timeout_ms)
+
+    def release(self) -> None:
+        """Go on after `hold`, from the batch where it stopped."""
+        self._hold.release()
+
+    @property
+    def held(self) -> bool:
+        """Return True between `hold` and `release`."""
+        return self._hold.held

@@ -26,7 +26,7 @@ from streamjoin.joiner.batch.formats import registry_at
 from streamjoin.joiner.health import Health
 from streamjoin.joiner.operators.batch_loop import BatchLoop
 from streamjoin.joiner.operators.config import OperatorConfig
-from streamjoin.joiner.operators.hold import Hold
+from streamjoin.joiner.operators.hold import Hold, Holdable
 from streamjoin.joiner.operators.kafka_io import highest_published
 from streamjoin.joiner.operators.stats import OperatorCounters
 from streamjoin.joiner.operators.supervised import Attempts, stop_bounded
@@ -59,7 +59,7 @@ _log = logging.getLogger(__name__)
 StatusCallback = Callable[[str, int, str], None]
 
 
-class PartitionOperator:
+class PartitionOperator(Holdable):
     """Run `query` on `partition` until stopped; see the module docstring."""
 
     def __init__(
@@ -139,23 +139,6 @@ class PartitionOperator:
             await stop_bounded(self._component, self._task, self._config.stop_timeout_ms)
         finally:  # a stopped operator (its query deleted, its partition moved) is no problem of ours
             self._health.ok(self._component)
-
-    def hold(self) -> None:
-        """Finish the current batch, let its records be acknowledged, and wait for `release`."""
-        self._hold.hold()
-
-    async def settled(self) -> bool:
-        """Return True once held with nothing in flight (or ended); False after the stop timeout."""
-        return await self._hold.settled(self._task, self._config.stop_timeout_ms)
-
-    def release(self) -> None:
-        """Go on after `hold`, from the batch where it stopped."""
-        self._hold.release()
-
-    @property
-    def held(self) -> bool:
-        """Return True between `hold` and `release`."""
-        return self._hold.held
 
     @property
     def done(self) -> bool:

@@ -27,7 +27,7 @@ import orjson
 
 from streamjoin.joiner.health import Health
 from streamjoin.joiner.operators.config import OperatorConfig
-from streamjoin.joiner.operators.hold import Hold
+from streamjoin.joiner.operators.hold import Hold, Holdable
 from streamjoin.joiner.operators.supervised import Attempts, stop_bounded
 from streamjoin.joiner.rekeyed.format import (
     HEADER_GEN,
@@ -98,7 +98,7 @@ def position_name(generation: bytes, stream: str) -> str:
     return f"{generation.decode()}/{stream}"
 
 
-class Repartitioner:
+class Repartitioner(Holdable):
     """Run one `RekeyJob` until stopped; see the module docstring."""
 
     def __init__(
@@ -140,23 +140,6 @@ class Repartitioner:
         self._stopping.set()
         await stop_bounded(self.job.name, self._task, self._config.stop_timeout_ms)
         self._health.ok(self.job.name)
-
-    def hold(self) -> None:
-        """Commit what is acknowledged (bounded) and wait for `release`: a rebalance."""
-        self._hold.hold()
-
-    async def settled(self) -> bool:
-        """Return True once held with nothing in flight (or ended); False after the stop timeout."""
-        return await self._hold.settled(self._task, self._config.stop_timeout_ms)
-
-    def release(self) -> None:
-        """Go on after `hold`."""
-        self._hold.release()
-
-    @property
-    def held(self) -> bool:
-        """Return True between `hold` and `release`."""
-        return self._hold.held
 
     @property
     def done(self) -> bool:
