@@ -13,6 +13,7 @@ from tests.kafka_records import ConsumerRecord, TopicPartition, consumer_record
 from streamjoin.joiner.batch.builder import BatchBuilder
 from streamjoin.joiner.operators.batch_loop import BatchLoop
 from streamjoin.joiner.operators.config import OperatorConfig
+from streamjoin.joiner.operators.hold import Hold
 from streamjoin.joiner.operators.stats import OperatorCounters
 from streamjoin.joiner.publish.outbox import OutboxRecord
 from streamjoin.joiner.publish.output_topics import OutputTopics
@@ -114,31 +115,39 @@ class _Publisher:
 _Outcome = tuple[_Store, _Publisher, BatchLoop, BaseException | None, int]
 
 
+def _loop(store: _Store, publisher: _Publisher, hold: Hold) -> BatchLoop:
+    return BatchLoop(
+        "operator q[0]",
+        0,
+        builder=BatchBuilder(QUERY, 0, "dead"),
+        store=cast(Any, store),
+        publisher=cast(Any, publisher),
+        outputs=OutputTopics("out", 1, "dead", 1, 1),
+        config=OperatorConfig(max_batch=4, poll_ms=1),
+        stats=OperatorCounters(QUERY),
+        positions=None,
+        stopping=store.stopping,
+        hold=hold,
+        paused=lambda: False,
+        idle_ms=10_000,
+    )
+
+
+async def _loop_run(loop: BatchLoop, consumer: _Consumer) -> None:
+    operator = OperatorFactory(QUERY).build(0, journal=True)
+    outboxes = {"results": OutboxState(), "dead": OutboxState()}
+    await loop.run(cast(Any, consumer), operator, 7, 0, {"t.a": 0, "t.b": 0}, [], outboxes)
+
+
 def _run(fail_batch: int | None, per_call: int = PER_TOPIC) -> _Outcome:
     async def main() -> _Outcome:
         consumer, stopping = _Consumer(per_call=per_call), asyncio.Event()
         store = _Store(consumer, stopping, fail_batch)
         publisher = _Publisher(store)
-        loop = BatchLoop(
-            "operator q[0]",
-            0,
-            builder=BatchBuilder(QUERY, 0, "dead"),
-            store=cast(Any, store),
-            publisher=cast(Any, publisher),
-            outputs=OutputTopics("out", 1, "dead", 1, 1),
-            config=OperatorConfig(max_batch=4, poll_ms=1),
-            stats=OperatorCounters(QUERY),
-            positions=None,
-            stopping=stopping,
-            paused=lambda: False,
-            idle_ms=10_000,
-        )
-        operator = OperatorFactory(QUERY).build(0, journal=True)
-        offsets = {"t.a": 0, "t.b": 0}
+        loop = _loop(store, publisher, Hold())
         failure: BaseException | None = None
         try:
-            outboxes = {"results": OutboxState(), "dead": OutboxState()}
-            await loop.run(cast(Any, consumer), operator, 7, 0, offsets, [], outboxes)
+            await _loop_run(loop, consumer)
         except StateUnavailableError as exc:
             failure = exc
         await asyncio.sleep(0)  # a cancelled fetch ends
@@ -174,3 +183,32 @@ def test_a_prefetched_batch_is_topped_up_to_its_share() -> None:
     store, _, _, failure, _ = _run(fail_batch=None, per_call=1)
     assert failure is None
     assert [c.offsets for c in store.committed] == [{"t.a": n, "t.b": n} for n in (1, 3, 5)]
+
+
+def test_a_held_loop_waits_between_batches_with_everything_published_and_goes_on() -> None:
+    # a rebalance's hold (operators/hold.py): the loop settles, commits nothing while held, and once
+    # released goes on with the next batch of the same attempt
+    async def main() -> tuple[_Store, _Publisher, list[int]]:
+        consumer, stopping = _Consumer(per_call=2), asyncio.Event()
+        store = _Store(consumer, stopping, stop_after=6)
+        publisher = _Publisher(store)
+        hold = Hold()
+        task = asyncio.create_task(_loop_run(_loop(store, publisher, hold), consumer))
+        while len(store.committed) < 2:
+            await asyncio.sleep(0)
+        hold.hold()
+        assert await hold.settled(task, 5_000) and not task.done()
+        held_at = len(store.committed)
+        published = sum(len(records) for _, records in publisher.published)
+        assert published == sum(len(c.outbox["results"]) for c in store.committed)  # all of it, before
+        await asyncio.sleep(0.1)
+        seen = [len(store.committed)]
+        hold.release()
+        await asyncio.wait_for(task, 5)
+        return store, publisher, [held_at, *seen]
+
+    store, publisher, (held_at, while_held) = asyncio.run(main())
+    assert while_held == held_at < 6
+    assert [c.batch for c in store.committed] == [1, 2, 3, 4, 5, 6]
+    published = [r for _, records in publisher.published for r in records]
+    assert len(published) == sum(len(c.outbox["results"]) for c in store.committed) > 0

@@ -5,6 +5,10 @@ recovers the outboxes from the output tail and goes on. Once resumed, the zombie
 fenced at their commit, its publishes at the owner check each one makes first, and the records it
 had queued expire (the producer's message timeout is the session timeout): the output equals the
 oracle exactly once.
+
+Before the freeze, a second query on new topics makes the group rebalance (twice: the workers
+subscribe one after the other): the first query's operators are held and kept on their workers, none
+claims its partition again (docs/joiner.md, "Rebalances").
 """
 
 from __future__ import annotations
@@ -12,7 +16,9 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
+import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -29,7 +35,7 @@ from tests.joiner.harness import (
     register_query,
     wait_running,
 )
-from tests.joiner.ownership import claims, held_by, log_slice, wait_everyone_holds
+from tests.joiner.ownership import claims, held_by, log_slice, read_logs, wait_everyone_holds
 
 pytestmark = [pytest.mark.timeout(300), pytest.mark.slow, pytest.mark.alone]
 
@@ -37,12 +43,28 @@ pytestmark = [pytest.mark.timeout(300), pytest.mark.slow, pytest.mark.alone]
 def test_a_worker_frozen_past_its_session_timeout_publishes_nothing_stale(
     query_setup: Callable[[int], QuerySetup], kafka_broker: str, redis_server: str, tmp_path: Path
 ) -> None:
-    s = query_setup(4)
+    s, other = query_setup(4), query_setup(4)
     w = make_workload(name=s.name, topics=s.topics, output=s.output, partitions=4, per_stream=900, keys=40,
                       seed=21, lateness=2)  # fmt: skip
     first = JoinerProcess(tmp_path, kafka_broker, redis_server, group=s.group, prefix=s.prefix, name="w1")
     zombie = JoinerProcess(tmp_path, kafka_broker, redis_server, group=s.group, prefix=s.prefix, name="w2")
     workers = {"w1": first, "w2": zombie}
+    second = {  # streams of its own on new topics
+        "name": other.name,
+        "inputs": [
+            {
+                "stream": f"{n}2",
+                "topic": other.topics[n],
+                "timestamp": "ts",
+                "key": "k",
+                "window": {"range": 60},
+            }
+            for n in "ab"
+        ],
+        "where": [["a2.k", "=", "b2.k"]],
+        "output": {"topic": other.output},
+    }
+    kept: dict[str, dict[int, int]] = {}  # the first query's claims while the second one was set up
     frozen: dict[int, int] = {}  # the partitions w2 held when it froze, with their epochs
     taken: dict[int, int] = {}  # the partitions w1 claimed while w2 was frozen
 
@@ -53,6 +75,7 @@ def test_a_worker_frozen_past_its_session_timeout_publishes_nothing_stale(
         await wait_running(redis_server, s.prefix, s.name, 4)
         # w1 may have claimed every partition before w2 joined: wait for the group to settle
         await wait_everyone_holds(workers)
+        kept.update(await _register_second_query(workers, redis_server, s.prefix, second, s.name))
         producer = ChunkedProducer(kafka_broker, s.topics, w, chunks=10, pause_s=1.5)
         producer.start()
         await asyncio.sleep(4)
@@ -93,3 +116,32 @@ def test_a_worker_frozen_past_its_session_timeout_publishes_nothing_stale(
     # the expiry of queued records are checked deterministically in test_publisher_fence.py)
     moved = {p for p, e in taken.items() if p in frozen and e > frozen[p]}
     assert moved, f"w2 held {frozen} when frozen; w1 claimed {taken} meanwhile\n{logs}"
+    # the rebalances of the second query's registration moved none of the first query's operators
+    assert kept == {"w1": {}, "w2": {}}, f"claimed again during the rebalances: {kept}\n{logs}"
+
+
+def _claims_of(query: str, text: str) -> dict[int, int]:
+    """The partitions of `query` claimed in `text`, with the greatest epoch."""
+    found: dict[int, int] = {}
+    for p, e in re.findall(rf"operator {re.escape(query)}\[(\d+)\]: claimed \(epoch (\d+)", text):
+        found[int(p)] = max(found.get(int(p), 0), int(e))
+    return found
+
+
+async def _register_second_query(
+    workers: dict[str, JoinerProcess], redis_url: str, prefix: str, query: dict[str, Any], first: str
+) -> dict[str, dict[int, int]]:
+    """Register `query` (its topics are new to the group: it rebalances), wait until every worker runs
+    some of its operators (the group settled again), and return the claims of query `first`'s
+    partitions each worker made meanwhile."""
+    at = {n: w.log_path.stat().st_size for n, w in workers.items()}
+    await register_query(redis_url, prefix, query)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if all(_claims_of(query["name"], log_slice(w, at[n])) for n, w in workers.items()):
+            break
+        await asyncio.sleep(0.5)
+    else:
+        raise AssertionError(f"the workers never shared the second query: {read_logs(workers)}")
+    await asyncio.sleep(2)  # an operator moved by the last rebalance would have claimed by now
+    return {n: _claims_of(first, log_slice(w, at[n])) for n, w in workers.items()}

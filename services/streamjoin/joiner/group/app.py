@@ -19,6 +19,7 @@ from faust.transport.drivers.aiokafka import AIOKafkaConsumerThread
 from faust.transport.drivers.aiokafka import Consumer as AIOKafkaConsumer
 from mode import Service
 
+from streamjoin.joiner.group.sticky import StickyAssignor
 from streamjoin.joiner.group.watch import default_stall_bound_ms, watch_group
 from streamjoin.kafka import KafkaClients, stop_without_leaving_group
 
@@ -142,6 +143,9 @@ def make_app(
         # Partitions added to a subscribed topic (an internal topic created again with another N)
         # are assigned within seconds, not Faust's default 5 minutes.
         consumer_metadata_max_age_ms=5_000,
+        # Partitions stay with their worker across rebalances while workers subscribe to a new
+        # query's topics one after another, so the operators a rebalance holds come back.
+        PartitionAssignor=StickyAssignor,
     )
     # Per-app overrides of the transport's class attributes (`Transport.create_consumer` and
     # `create_conductor` instantiate `self.Consumer` / `self.Conductor`), other apps untouched.

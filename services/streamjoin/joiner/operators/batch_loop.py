@@ -5,7 +5,8 @@ order: a batch's records are published only after its commit (state delta + next
 records, one Redis script) succeeded, and the commits of one operator are sent one after another.
 What overlaps is reading: the next batch is fetched while the commit is in flight (the fetched
 records are only joined once the commit succeeded; a failed attempt drops them, and the next one
-reads again from the committed offsets).
+reads again from the committed offsets). Held by a rebalance (`hold.Hold`), the loop settles between
+two batches as a stop does (publishes acknowledged, trimmed, marked) and waits to be released.
 
 `LoopPhases` sums, per operator, the monotonic time the loop waited in each phase; the operator
 logs them when it stops (bench/joiner_throughput.py prints the breakdown).
@@ -26,6 +27,7 @@ from typing import Any
 from streamjoin.joiner.batch.builder import BatchBuilder
 from streamjoin.joiner.operators.backlog import ReadPositions, SourceBacklog
 from streamjoin.joiner.operators.config import OperatorConfig
+from streamjoin.joiner.operators.hold import Hold
 from streamjoin.joiner.operators.idle import IdleTracker
 from streamjoin.joiner.operators.kafka_io import fetch_evenly
 from streamjoin.joiner.operators.stats import OperatorCounters
@@ -86,10 +88,11 @@ class BatchLoop:
         stats: OperatorCounters,
         positions: PositionKeeper | None,
         stopping: asyncio.Event,
+        hold: Hold,
         paused: Callable[[], bool],
         idle_ms: int,
     ) -> None:
-        """`paused`: read before every batch (the operator's `paused` flag)."""
+        """`hold`, `paused`: read before every batch (a rebalance's hold, the operator's `paused` flag)."""
         self._component = component
         self._query = stats.query.name
         self._partition = partition
@@ -101,6 +104,7 @@ class BatchLoop:
         self._stats = stats
         self._positions = positions
         self._stopping = stopping
+        self._hold = hold
         self._paused = paused
         self._idle_ms = idle_ms
         self.phases = LoopPhases()
@@ -173,6 +177,11 @@ class BatchLoop:
                 await positions.tick(batch_no, [f for _, _, f, _ in inflight])
             if self._stopping.is_set():
                 break
+            if self._hold.held:  # a rebalance: settle, then wait with the state in memory
+                trims = await self._settle(inflight, trims, epoch, batch_no)
+                if not inflight:
+                    await self._hold.wait(self._stopping)
+                continue
             if self._paused():
                 await asyncio.sleep(cfg.poll_ms / 1000)
                 continue
@@ -241,16 +250,22 @@ class BatchLoop:
             phases.backpressure_ns += clock() - t3
             if built.newest_kafka_ms is not None and built.results:
                 stats.observe_latency(time.time() - built.newest_kafka_ms / 1000, len(built.results))
-        # Stopping: wait (bounded) for what is in flight, then record the acknowledgements.
         self._drop_prefetch()
+        await self._settle(inflight, trims, epoch, batch_no)
+
+    async def _settle(self, inflight: _Inflight, trims: list[Trim], epoch: int, batch_no: int) -> list[Trim]:
+        """Wait (bounded) for what is in flight, record the acknowledgements and write the marker
+        (stopping, or held); return the trims left to the next commit."""
         if inflight:
-            await asyncio.wait([f for _, _, f, _ in inflight], timeout=cfg.stop_timeout_ms / 1000)
+            await asyncio.wait([f for _, _, f, _ in inflight], timeout=self._config.stop_timeout_ms / 1000)
             trims = self._collect_acks(inflight, trims)
         if trims:
             with contextlib.suppress(StateUnavailableError, FencedError):
-                await self._store.trim(q, p, epoch, trims)
-        if positions is not None and not inflight:
-            await positions.final(batch_no)
+                await self._store.trim(self._query, self._partition, epoch, trims)
+                trims = []
+        if self._positions is not None and not inflight:
+            await self._positions.final(batch_no)
+        return trims
 
     def _collect_acks(self, inflight: _Inflight, trims: list[Trim]) -> list[Trim]:
         """Turn acknowledged publishes (in order) into trims; raise if one failed."""

@@ -8,7 +8,8 @@ Life cycle (crash-only: any failure ends the attempt, and the next attempt start
 4. loop: read a batch from partition p of every input (from the committed offsets), join it, commit
    delta + next offsets + outbox records in ONE Redis script, then publish the records; the
    acknowledged sequence numbers are trimmed with the next commit.
-`stop()` lets the current batch finish and waits (bounded) for its records to be acknowledged.
+`stop()` lets the current batch finish and waits (bounded) for its records to be acknowledged;
+`hold()` does the same and then waits, its state in memory, for `release()` (a rebalance: hold.py).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from streamjoin.joiner.batch.formats import registry_at
 from streamjoin.joiner.health import Health
 from streamjoin.joiner.operators.batch_loop import BatchLoop
 from streamjoin.joiner.operators.config import OperatorConfig
+from streamjoin.joiner.operators.hold import Hold, Holdable
 from streamjoin.joiner.operators.kafka_io import highest_published
 from streamjoin.joiner.operators.stats import OperatorCounters
 from streamjoin.joiner.operators.supervised import Attempts, stop_bounded
@@ -57,7 +59,7 @@ _log = logging.getLogger(__name__)
 StatusCallback = Callable[[str, int, str], None]
 
 
-class PartitionOperator:
+class PartitionOperator(Holdable):
     """Run `query` on `partition` until stopped; see the module docstring."""
 
     def __init__(
@@ -107,6 +109,7 @@ class PartitionOperator:
         self.state = "positioning"  # `running` once an attempt reads its inputs
         self.error: tuple[str, float] | None = None  # why the last attempt failed, since when (unix s)
         self._stopping = asyncio.Event()
+        self._hold = Hold()
         self._task: asyncio.Task[None] | None = None
         self._component = f"operator {query.name}[{partition}]"
         largest = query.largest_window
@@ -164,6 +167,9 @@ class PartitionOperator:
 
     async def _attempt(self) -> None:
         q, p = self.query.name, self.partition
+        await self._hold.wait(self._stopping)  # no attempt begins while a rebalance holds the operator
+        if self._stopping.is_set():
+            return
         # Records a failed attempt left in the producer's queue must land before the tail is read.
         await self._publisher.flush(self._config.stop_timeout_ms)
         checkpoint = await self._store.claim(q, p, self._owner, self._builder.input_topics)
@@ -236,6 +242,7 @@ class PartitionOperator:
                 stats=self.stats,
                 positions=self._positions,
                 stopping=self._stopping,
+                hold=self._hold,
                 paused=lambda: self.paused,
                 idle_ms=self._idle_ms,
             )

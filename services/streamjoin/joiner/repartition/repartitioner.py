@@ -8,7 +8,8 @@ raw value unchanged to internal partition `route(...)` with headers `sj-src` (so
 offset) and `sj-gen` (the query's incarnation) and the source timestamp, then a progress marker to
 every internal partition when due. A batch's next source offset is committed only once the producer
 acknowledged it and every earlier batch (at least once: the operators drop the duplicates); up to
-`MAX_INFLIGHT` batches wait for their acknowledgements while the next ones are read.
+`MAX_INFLIGHT` batches wait for their acknowledgements while the next ones are read. Held by a
+rebalance (`operators.hold.Hold`), it commits what was acknowledged and waits to be released.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import orjson
 
 from streamjoin.joiner.health import Health
 from streamjoin.joiner.operators.config import OperatorConfig
+from streamjoin.joiner.operators.hold import Hold, Holdable
 from streamjoin.joiner.operators.supervised import Attempts, stop_bounded
 from streamjoin.joiner.rekeyed.format import (
     HEADER_GEN,
@@ -96,7 +98,7 @@ def position_name(generation: bytes, stream: str) -> str:
     return f"{generation.decode()}/{stream}"
 
 
-class Repartitioner:
+class Repartitioner(Holdable):
     """Run one `RekeyJob` until stopped; see the module docstring."""
 
     def __init__(
@@ -121,6 +123,7 @@ class Repartitioner:
         self._config = config
         self._marks = marks
         self._stopping = asyncio.Event()
+        self._hold = Hold()
         self._task: asyncio.Task[None] | None = None
         self.clock = SourceClock(job.query, job.stream, job.partition, config.max_future, time.monotonic())
         """The largest valid timestamp re-keyed so far (markers carry it)."""
@@ -155,6 +158,9 @@ class Repartitioner:
 
     async def _attempt(self) -> None:
         job, store = self.job, self._store
+        await self._hold.wait(self._stopping)  # no attempt begins while a rebalance holds it
+        if self._stopping.is_set():
+            return
         claim = await store.claim(job.query.name, job.position_name, job.partition, self._owner)
         epoch = claim.epoch
         self.clock.resume(_timestamp(claim.maxts), time.monotonic())
@@ -205,6 +211,11 @@ class Repartitioner:
         inflight: deque[_Pending] = deque()
         try:
             while not self._stopping.is_set():
+                if self._hold.held:  # a rebalance: what is in flight acknowledged and committed, wait
+                    await self._settle(inflight, epoch)
+                    if not inflight:
+                        await self._hold.wait(self._stopping)
+                    continue
                 batch = await getmany(tp, timeout_ms=cfg.poll_ms, max_records=cfg.max_batch)
                 records = batch.get(tp, [])
                 await self._commit_acknowledged(inflight, epoch)
@@ -234,13 +245,17 @@ class Repartitioner:
                         raise RuntimeError(f"a batch unacknowledged for {self._producer.ack_timeout_s:.0f} s")
                     await self._commit_acknowledged(inflight, epoch)
         finally:  # stopping (or failing): commit what was acknowledged, within the stop timeout
-            if inflight:
-                await asyncio.wait([f for f, _, _ in inflight], timeout=cfg.stop_timeout_ms / 1000)
-                with contextlib.suppress(Exception):
-                    await self._commit_acknowledged(inflight, epoch)
-                for future, _, _ in inflight:  # their failures are this attempt's, already reported
-                    if future.done():
-                        future.exception()
+            with contextlib.suppress(Exception):
+                await self._settle(inflight, epoch)
+            for future, _, _ in inflight:  # their failures are this attempt's, already reported
+                if future.done():
+                    future.exception()
+
+    async def _settle(self, inflight: deque[_Pending], epoch: int) -> None:
+        """Wait (bounded) for the batches in flight and commit the position they reached."""
+        if inflight:
+            await asyncio.wait([f for f, _, _ in inflight], timeout=self._config.stop_timeout_ms / 1000)
+            await self._commit_acknowledged(inflight, epoch)
 
     async def _commit_acknowledged(self, inflight: deque[_Pending], epoch: int) -> None:
         """Commit the position after the last batch acknowledged together with every earlier one;

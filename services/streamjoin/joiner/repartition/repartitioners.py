@@ -3,8 +3,9 @@ re-keyed input (docs/joiner.md, "Re-keyed inputs").
 
 The worker hands it the jobs it should run after every change of assignment or registry (`sync`);
 it starts the missing ones, stops those no longer wanted (each finishes its batch), and restarts
-one whose job changed or that ended. The producer they share is made with the first one, so a
-worker whose queries re-key nothing has none.
+one whose job changed or that ended. A rebalance holds those of the revoked source partitions
+(`hold`) until the assignment says which to `release`. The producer they share is made with the
+first one, so a worker whose queries re-key nothing has none.
 """
 
 from __future__ import annotations
@@ -91,10 +92,15 @@ class Repartitioners:
         """Return the key of `job`."""
         return job.query.name, job.stream, job.partition
 
-    async def sync(self, wanted: Iterable[RekeyJob]) -> None:
-        """Run exactly the `wanted` jobs."""
+    async def sync(self, wanted: Iterable[RekeyJob], kept: Iterable[RekeyJob] = ()) -> None:
+        """Run exactly the `wanted` jobs; leave those `kept` (held by a rebalance) as they are."""
         jobs: Mapping[JobKey, RekeyJob] = {self.key(job): job for job in wanted}
-        stale = [k for k, r in self.running.items() if k not in jobs or r.done or r.job != jobs[k]]
+        keep = {self.key(job): job for job in kept}
+        stale = [
+            k
+            for k, r in self.running.items()
+            if r.done or r.job != jobs.get(k, keep.get(k)) or (k not in jobs and not r.held)
+        ]
         await self.stop(stale)
         for key, job in jobs.items():
             if key in self.running:
@@ -122,6 +128,21 @@ class Repartitioners:
         return RekeyMarks(
             self._positions, self._positions.rekey_key(job.query.name, job.position_name, job.partition)
         )
+
+    async def hold(self, keys: Iterable[JobKey]) -> None:
+        """Hold the repartitioners of `keys` (a rebalance: `Repartitioner.hold`); stop those that do
+        not settle within the stop timeout."""
+        runners = {k: self.running[k] for k in keys if k in self.running}
+        for runner in runners.values():
+            runner.hold()
+        settled = await asyncio.gather(*(r.settled() for r in runners.values()))
+        await self.stop([k for k, ok in zip(runners, settled, strict=True) if not ok])
+
+    def release(self, keys: Iterable[JobKey]) -> None:
+        """Let the held repartitioners of `keys` go on (their source partitions came back)."""
+        for key in keys:
+            if key in self.running:
+                self.running[key].release()
 
     async def stop(self, keys: Iterable[JobKey]) -> None:
         """Stop the repartitioners of `keys` (each finishes its current batch, bounded)."""

@@ -2,20 +2,21 @@
 
 It follows the registry, subscribes its Faust app to every input topic, and runs one
 `PartitionOperator` per (query, partition) whose input partitions Faust assigned to it. Faust's
-revoke signal stops the operators (each finishes and commits its batch) before the group moves
-their partitions; the assign signal starts operators for the new assignment, which claim their
-partitions in Redis (fencing any zombie) and resume from the committed state.
+revoke signal holds what runs on the revoked partitions (`worker.rebalance`); the assign signal
+releases what came back, and the rest stops. New operators claim their partitions in Redis (fencing
+any zombie) and resume from the committed state.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import tempfile
 import time
-from collections.abc import Coroutine, Iterable
+from collections.abc import Callable, Coroutine, Iterable
 from typing import Any
 
 from streamjoin.joiner.config import WorkerConfig
@@ -32,8 +33,10 @@ from streamjoin.joiner.registry_follow.lag import RegistryLag
 from streamjoin.joiner.registry_follow.status import StatusReporter
 from streamjoin.joiner.registry_follow.watch import QuerySpec, specs_from_snapshot
 from streamjoin.joiner.repartition.repartitioners import Repartitioners
+from streamjoin.joiner.worker.assignment import Assignment
 from streamjoin.joiner.worker.checks import probe_kafka, publish_stats, watch_faust
 from streamjoin.joiner.worker.planning import QueryFactories
+from streamjoin.joiner.worker.rebalance import OpKey, hold, release
 from streamjoin.joiner.worker.tasks import every, retry_until_stopped
 from streamjoin.kafka import Consumer, KafkaClients, new_consumer
 from streamjoin.registry import RegistryStore
@@ -43,7 +46,6 @@ from streamjoin.state.redis import RedisStateStore
 __all__ = ["JoinerWorker"]
 
 _log = logging.getLogger(__name__)
-OpKey = tuple[str, int]
 
 
 class JoinerWorker:
@@ -69,7 +71,7 @@ class JoinerWorker:
         self._rekeyers = Repartitioners.from_settings(
             settings, config, self._kafka, self.health, self._registry, self._positions
         )
-        self._assigned: set[tuple[str, int]] = set()
+        self._assignment = Assignment()
         self._ops: dict[OpKey, PartitionOperator] = {}
         self._op_fingerprint: dict[OpKey, str] = {}
         self._factories = QueryFactories()
@@ -259,19 +261,19 @@ class JoinerWorker:
     # -- assignment ---------------------------------------------------------------------------
 
     async def _on_revoked(self, sender: Any, revoked: Iterable[Any], **_: Any) -> None:
-        lost = {(tp.topic, tp.partition) for tp in revoked}
+        """Hold what runs on the revoked partitions (nothing of it in flight once this returns)."""
+        lost = self._assignment.revoke((tp.topic, tp.partition) for tp in revoked)
         async with self._lock:
-            self._assigned -= lost
-            doomed = [k for k in self._ops if not self._owned(k)]
-            await self._stop_ops(doomed, released="a rebalance")
-            await self._rekeyers.sync(self._wanted_jobs())
-            publisher, timeout_ms = self._publisher, self.config.operator.stop_timeout_ms
-            if publisher is not None and (left := await publisher.flush(timeout_ms)):
-                _log.warning("%d output records still unacknowledged after a revoke", left)
+            held = {k: op for k, op in self._ops.items() if not self._owned(k)}
+            stop = functools.partial(self._stop_ops, released="a rebalance")
+            await hold(held, self._rekeyers, lost, stop, self._publisher, self.config.operator)
 
     async def _on_assigned(self, sender: Any, assigned: Iterable[Any], **_: Any) -> None:
-        self._assigned = {(tp.topic, tp.partition) for tp in assigned}
-        _log.info("assigned %d partitions", len(self._assigned))
+        """Release what was held and came back; the reconcile stops the rest and starts what is new."""
+        self._assignment.assign((tp.topic, tp.partition) for tp in assigned)
+        owned = [op for key, op in self._ops.items() if self._owned(key)]
+        kept = release(owned, self._rekeyers, self._jobs(self._assignment.owns))
+        _log.info("assigned %d partitions, kept %d operators", len(self._assignment.partitions), kept)
         self._kick()
 
     def _kick(self) -> None:
@@ -289,28 +291,28 @@ class JoinerWorker:
 
     def _owned(self, key: OpKey) -> bool:
         layout = self._layouts.get(key[0])
-        return layout is not None and all((t, key[1]) in self._assigned for t in layout.operator_topics)
+        return layout is not None and all(self._assignment.owns(t, key[1]) for t in layout.operator_topics)
 
-    def _wanted_jobs(self) -> list[Any]:
-        """Return the repartitioner jobs of the source partitions assigned to this worker."""
+    def _jobs(self, owns: Callable[[str, int], bool]) -> list[Any]:
+        """Return the repartitioner jobs of the source partitions `owns` accepts."""
         return [
             job
             for name, layout in self._layouts.items()
             if name in self._specs and not self._specs[name].paused
             for job in layout.jobs
-            if (job.topic, job.partition) in self._assigned
+            if owns(job.topic, job.partition)
         ]
 
     async def _reconcile(self) -> None:
-        """Start the operators this worker should run and stop the others."""
+        """Start the operators this worker should run and stop the others (those a rebalance holds
+        stay, unless their query changed)."""
         async with self._lock:
             self._laid.want(self._specs)  # new queries: laid out in tasks, a few at a time
-            want: dict[OpKey, QuerySpec] = {}
+            want: dict[OpKey, QuerySpec] = {}  # owned, or held by a rebalance under way
             for name, spec in self._specs.items():
-                if name not in self._layouts:
-                    continue
-                for p in range(self._partitions[name]):
-                    if self._owned((name, p)):
+                for p in range(self._partitions[name]) if name in self._layouts else ():
+                    op, rebalancing = self._ops.get((name, p)), self._assignment.rebalancing
+                    if self._owned((name, p)) or (op is not None and op.held and rebalancing):
                         want[(name, p)] = spec
             stale = [
                 k
@@ -323,7 +325,8 @@ class JoinerWorker:
                     self._ops[key].paused = spec.paused
                     continue
                 self._start_op(key, spec)
-            await self._rekeyers.sync(self._wanted_jobs())
+            owns, holds = self._assignment.owns, self._assignment.holds
+            await self._rekeyers.sync(self._jobs(owns), kept=self._jobs(holds))
         for agent in add_input_topics(self._app, self._laid.topics(), self._known_topics):
             await agent.start()  # a new query's internal topics
         await self._sync_status()
@@ -377,9 +380,7 @@ class JoinerWorker:
     # -- periodic jobs ------------------------------------------------------------------------
 
     async def _heartbeat(self) -> None:
-        owned: dict[str, list[int]] = {}
-        for q, p in self._ops:
-            owned.setdefault(q, []).append(p)
+        owned = {query: [p for q, p in self._ops if q == query] for query, _ in self._ops}
         await self._registry.heartbeat(
             self.config.worker_id, pid=os.getpid(), partitions=owned, started_at=self._started_at
         )
