@@ -12,7 +12,6 @@ and the real query (a valid signed entry) is back and running.
 from __future__ import annotations
 
 import asyncio
-import re
 import time
 import uuid
 from collections.abc import Callable
@@ -27,12 +26,10 @@ from tests.registry.redis_process import RestartableRedis
 from streamjoin.dev.ports import free_port
 from streamjoin.dev.process import ManagedProcess
 from streamjoin.dev.services import streamjoin_argv
-from streamjoin.kafka import KafkaClients, KeyedLog, LogRecord
-from streamjoin.query import parse_query
-from streamjoin.registry import LogEntry, LogSigner, QueryRecord
-from streamjoin.registry.signing import MAC_HEADER
+from streamjoin.kafka import KafkaClients, KeyedLog
 
-from .server import REGISTRY_KEY, ApiServer, api_settings, running_api
+from .forgeries import forgeries, refused
+from .server import api_settings, running_api
 from .test_formats_api import ORDERS
 
 pytest.importorskip("streamjoin.joiner", reason="the joiner (services/streamjoin/joiner/) is not there yet")
@@ -51,53 +48,6 @@ def _wait(what: str, check: Callable[[], bool], timeout_s: float = 90) -> None:
             pass
         time.sleep(0.2)
     raise AssertionError(f"timed out waiting for {what}")
-
-
-def _record(name: str, topics: dict[str, str], *, within: float | None = None) -> QueryRecord:
-    """A query over a and b; with `within`, a's records are bounded by that pair only (no window)."""
-    a: dict[str, Any] = {"stream": "a", "topic": topics["a"], "timestamp": "ts", "window": {"range": 1000}}
-    if within is not None:
-        del a["window"]
-    definition: dict[str, Any] = {
-        "name": name,
-        "inputs": [a, {"stream": "b", "topic": topics["b"], "timestamp": "ts", "window": {"range": 1000}}],
-        "where": [["a.k", "=", "b.k"]],
-        "output": {"topic": topics["out"]},
-    }
-    if within is not None:
-        definition["within"] = [["a", "b", within]]
-    return QueryRecord.of(parse_query(definition), at=time.time())
-
-
-def _forgeries(prefix: str, topics: dict[str, str]) -> list[LogRecord]:
-    """What anyone who can produce to the topic could write, as raw records."""
-
-    def raw(entry: LogEntry, **headers: str) -> LogRecord:
-        value = entry.value.encode() if entry.value is not None else None
-        return LogRecord(entry.key, value, {"sj-version": str(entry.version), **headers})
-
-    def query(record: QueryRecord, version: int = 10**6) -> LogEntry:
-        return LogEntry.query(prefix, record.name, record.to_json(), record.controls.to_hash()).at(version)
-
-    signer = LogSigner(REGISTRY_KEY.encode())
-    huge = signer.sign(query(_record("huge", topics, within=1e30), 2))  # the key holder's, but refused
-    garbage_signed = signer.sign(LogEntry(f"{prefix}query:garbage2", "{not json", 2))
-    return [
-        raw(query(_record("forged", topics))),  # unsigned
-        raw(query(_record("forged_mac", topics)), **{MAC_HEADER: "ab" * 32}),  # another key's MAC
-        raw(LogEntry.tombstone(prefix, "query", "q").at(10**6)),  # an unsigned delete of the real query
-        LogRecord(f"{prefix}query:garbage", b"\xff\xfe not json", {"sj-version": "x"}),
-        raw(garbage_signed, **{MAC_HEADER: garbage_signed.mac or ""}),  # authentic, but no entity
-        raw(huge, **{MAC_HEADER: huge.mac or ""}),
-    ]
-
-
-def _refused(api: ApiServer) -> dict[str, float]:
-    text = api.anon.get("/metrics").text
-    return {
-        m.group(1): float(m.group(2))
-        for m in re.finditer(r'^streamjoin_registry_log_refused_total\{reason="(\w+)"\} (\S+)$', text, re.M)
-    }
 
 
 def _lose_everything(server: RestartableRedis) -> None:
@@ -138,11 +88,11 @@ def test_records_written_straight_to_the_log_are_refused_at_restore(
         worker_ready = f"http://127.0.0.1:{ready_port}/readyz"
         try:
             _wait("q to run", lambda: api.anon.get("/v1/queries/q").json()["status"] == "running")
-            assert _refused(api) == {"unsigned": 0, "bad_signature": 0, "malformed": 0, "invalid": 0}
+            assert refused(api) == {"unsigned": 0, "bad_signature": 0, "malformed": 0, "invalid": 0}
 
             log = KeyedLog(KafkaClients(kafka_broker), log_topic)
             try:
-                asyncio.run(log.append(_forgeries(api.prefix, topics)))
+                asyncio.run(log.append(forgeries(api.prefix, topics, real="q")))
             finally:
                 log.close()
             _lose_everything(restartable_redis)
@@ -152,7 +102,7 @@ def test_records_written_straight_to_the_log_are_refused_at_restore(
             ready = api.anon.get("/readyz")
             (registry,) = [c for c in ready.json()["checks"] if c["name"] == "registry"]
             assert "bad_signature 1, invalid 1, malformed 1, unsigned 3" in registry["detail"], registry
-            assert _refused(api) == {"unsigned": 3, "bad_signature": 1, "malformed": 1, "invalid": 1}
+            assert refused(api) == {"unsigned": 3, "bad_signature": 1, "malformed": 1, "invalid": 1}
             assert [q["name"] for q in api.anon.get("/v1/queries").json()] == ["q"]
             for forged in ("forged", "forged_mac", "huge", "garbage", "garbage2"):
                 assert api.anon.get(f"/v1/queries/{forged}").status_code == 404
@@ -265,4 +215,4 @@ def test_every_kind_of_registration_passes_the_restore_check(
             "queries": [{**q, "registry_version": 0} for q in api.anon.get("/v1/queries").json()],
         }
         assert after == before
-        assert _refused(api) == {"unsigned": 0, "bad_signature": 0, "malformed": 0, "invalid": 0}
+        assert refused(api) == {"unsigned": 0, "bad_signature": 0, "malformed": 0, "invalid": 0}
