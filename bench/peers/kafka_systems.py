@@ -82,9 +82,10 @@ class KafkaSystem(Protocol):
 
 @dataclass(frozen=True)
 class Joiner:
-    """streamjoin's joiner with `workers` workers."""
+    """streamjoin's joiner with `workers` workers, each started with `worker_args` added."""
 
     workers: int
+    worker_args: tuple[str, ...] = ()
     semantics: Semantics = "pairwise"
     uses_redis: bool = True
     jvm: bool = False
@@ -108,7 +109,8 @@ class Joiner:
         topics = {stream: [topic, s.inputs.keys[stream]] for stream, topic in s.inputs.topics.items()}
         return [sys.executable, "-m", "bench.peers.joiner_kafka", str(s.directory),
                 "--bootstrap", s.bootstrap, "--redis-url", s.redis_url, "--topics", json.dumps(topics),
-                "--output", s.output, "--workers", str(self.workers)]  # fmt: skip
+                "--output", s.output, "--workers", str(self.workers),
+                *(f"--worker-arg={a}" for a in self.worker_args)]  # fmt: skip
 
 
 @dataclass(frozen=True)
