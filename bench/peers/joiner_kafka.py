@@ -2,7 +2,7 @@
 the input topics already on the broker, run until SIGTERM, stop the workers.
 
     python -m bench.peers.joiner_kafka DIRECTORY --bootstrap B --redis-url R --topics JSON
-        --output TOPIC [--workers 1] [--worker-arg=--idle-timeout-ms=5 ...]
+        --output TOPIC [--workers 1] [--worker-arg=--idle-timeout-ms=5 ...] [--py-spy PATH]
 
 `--topics` is {"stream": ["topic", "key field"], ...}: each input is declared keyed by its topic's
 key field, so a query whose inputs share one (equi3, golab5, zipf3) reads them directly and chain4
@@ -11,6 +11,10 @@ key field, so a query whose inputs share one (equi3, golab5, zipf3) reads them d
 workers under it, and Redis apart. When stopped it prints, before stopping the workers, the
 operators' late records per input partition as last published (`"late": {partition: n}`, written
 every second): a result count short of the reference with late records points at the watermark.
+`--py-spy PATH` records worker 0 with py-spy for its whole life (250 samples a second, every
+thread, idle samples left out; a speedscope profile for a `.json` PATH, collapsed stacks
+otherwise). py-spy runs under this process, so a profiled run's CPU counts it: profile, do not
+measure.
 """
 
 from __future__ import annotations
@@ -18,7 +22,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import threading
@@ -62,6 +68,15 @@ def _worker(
     return proc
 
 
+def _record_profile(pid: int, out: Path) -> subprocess.Popen[bytes]:
+    """Start py-spy recording process `pid` into `out` until it exits."""
+    spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
+    kind = "speedscope" if out.suffix == ".json" else "raw"
+    argv = [spy, "record", "--pid", str(pid), "--rate", "250", "--threads", "--format", kind,
+            "--output", str(out)]  # fmt: skip
+    return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
 def main() -> None:
     """Run the joiner on the workload until SIGTERM."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -74,6 +89,7 @@ def main() -> None:
     parser.add_argument(
         "--worker-arg", action="append", default=[], help="an option added to every worker's command"
     )
+    parser.add_argument("--py-spy", type=Path, default=None, metavar="PATH", help="profile worker 0")
     args = parser.parse_args()
     u = uuid.uuid4().hex[:6]
     prefix, group, name = f"peers{u}:", f"peers-{u}", f"peers{u}"
@@ -84,6 +100,7 @@ def main() -> None:
         _worker(args.bootstrap, args.redis_url, prefix, group, i, logs, args.worker_arg)
         for i in range(args.workers)
     ]
+    spy = _record_profile(procs[0].pid, args.py_spy) if args.py_spy and procs[0].pid else None
     try:
         asyncio.run(register(args.redis_url, prefix, query(args.directory, args.topics, args.output, name)))
         print(json.dumps({"query": name, "prefix": prefix, "logs": str(logs)}), flush=True)
@@ -94,6 +111,8 @@ def main() -> None:
     finally:
         for p in procs:
             p.stop(timeout_ms=10_000)
+        if spy is not None:
+            spy.wait(timeout=60)  # writes the profile once worker 0 has exited
 
 
 if __name__ == "__main__":

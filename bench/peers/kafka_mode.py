@@ -80,6 +80,14 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
         default=[],
         help="an option added to every joiner worker's command (e.g. --joiner-arg=--idle-timeout-ms=1)",
     )
+    parser.add_argument(
+        "--joiner-py-spy",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="record each joiner run's worker 0 with py-spy into DIR/<output topic>.txt (its CPU "
+        "then counts py-spy: a profile, not a measurement)",
+    )
     args = parser.parse_args(argv)
     if args.scale <= 0 or args.rounds < 0 or args.latency_s <= 0:
         parser.error("--scale and --latency-s must be > 0 and --rounds >= 0")
@@ -122,9 +130,7 @@ class KafkaBench:
         self.stack = stack
         self.workdir = workdir
         self.workloads: list[Workload] = names(args.workloads)
-        self.systems = [
-            _with_worker_args(KAFKA_SYSTEMS[s], args.joiner_arg) for s in dict.fromkeys(args.systems)
-        ]
+        self.systems = [_configured(KAFKA_SYSTEMS[s], args) for s in dict.fromkeys(args.systems)]
         self.data: dict[str, Path] = {}
         self.inputs: dict[str, KafkaInputs] = {}
         self.reference: dict[str, dict[str, int]] = {}
@@ -262,10 +268,14 @@ class KafkaBench:
         return rows
 
 
-def _with_worker_args(system: KafkaSystem, worker_args: list[str]) -> KafkaSystem:
-    if isinstance(system, Joiner) and worker_args:
-        return dataclasses.replace(system, worker_args=tuple(worker_args))
-    return system
+def _configured(system: KafkaSystem, args: argparse.Namespace) -> KafkaSystem:
+    """Return `system` with the joiner's options of the command line (other systems as they are)."""
+    if not isinstance(system, Joiner):
+        return system
+    profile_dir = args.joiner_py_spy.resolve() if args.joiner_py_spy is not None else None
+    if profile_dir is not None:
+        profile_dir.mkdir(parents=True, exist_ok=True)
+    return dataclasses.replace(system, worker_args=tuple(args.joiner_arg), profile_dir=profile_dir)
 
 
 def _rotated(systems: list[KafkaSystem], shift: int) -> list[KafkaSystem]:
