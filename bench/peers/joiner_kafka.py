@@ -22,9 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import threading
@@ -32,7 +30,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from bench.joiner_throughput_harness import register
+from bench.joiner_throughput_harness import record_profile, register
 
 from streamjoin.dev.process import ManagedProcess
 from streamjoin.registry import RegistryStore
@@ -68,15 +66,6 @@ def _worker(
     return proc
 
 
-def _record_profile(pid: int, out: Path) -> subprocess.Popen[bytes]:
-    """Start py-spy recording process `pid` into `out` until it exits."""
-    spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
-    kind = "speedscope" if out.suffix == ".json" else "raw"
-    argv = [spy, "record", "--pid", str(pid), "--rate", "250", "--threads", "--format", kind,
-            "--output", str(out)]  # fmt: skip
-    return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
 def main() -> None:
     """Run the joiner on the workload until SIGTERM."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -100,7 +89,7 @@ def main() -> None:
         _worker(args.bootstrap, args.redis_url, prefix, group, i, logs, args.worker_arg)
         for i in range(args.workers)
     ]
-    spy = _record_profile(procs[0].pid, args.py_spy) if args.py_spy and procs[0].pid else None
+    spy = record_profile(procs[0].pid, args.py_spy) if args.py_spy and procs[0].pid else None
     try:
         asyncio.run(register(args.redis_url, prefix, query(args.directory, args.topics, args.output, name)))
         print(json.dumps({"query": name, "prefix": prefix, "logs": str(logs)}), flush=True)
