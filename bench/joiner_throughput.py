@@ -27,7 +27,6 @@ import argparse
 import asyncio
 import json
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -50,6 +49,7 @@ from joiner_throughput_harness import (
     output_count,
     preload,
     query_json,
+    record_profile,
     redis_command_stats,
     redis_used,
     register,
@@ -62,26 +62,6 @@ from joiner_throughput_harness import (
 from joiner_throughput_latency import latency
 from streamjoin.dev.stack import EmbeddedStack
 from streamjoin.topics import TopicSpec, create_topics
-
-
-def record_profile(pid: int, out: Path) -> subprocess.Popen[bytes]:
-    """Start py-spy recording process `pid` into `out` until it exits (see the module docstring)."""
-    spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
-    kind = "speedscope" if out.suffix == ".json" else "raw"
-    argv = [
-        spy,
-        "record",
-        "--pid",
-        str(pid),
-        "--rate",
-        "250",
-        "--threads",
-        "--format",
-        kind,
-        "--output",
-        str(out),
-    ]
-    return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 async def throughput(

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -25,6 +27,7 @@ from streamjoin.query import parse_query
 from streamjoin.registry import QueryRecord, RegistryStore, StreamRecord
 
 __all__ = [
+    "record_profile",
     "FLUSH_AHEAD_MS",
     "PARTITIONS",
     "STREAMS",
@@ -290,3 +293,17 @@ def stop_workers(procs: list[ManagedProcess]) -> None:
     """Stop the workers (SIGTERM, bounded wait, SIGKILL)."""
     for proc in procs:
         proc.stop(timeout_ms=10_000)
+
+
+def record_profile(pid: int, out: Path) -> subprocess.Popen[bytes]:
+    """Start py-spy recording process `pid` into `out` until it exits: 250 samples a second, every
+    thread, idle samples left out; a speedscope profile for a `.json` `out`, collapsed stacks
+    otherwise. In a session of its own: a SIGTERM to the caller's process group would end it before
+    it writes the profile."""
+    spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
+    kind = "speedscope" if out.suffix == ".json" else "raw"
+    argv = [spy, "record", "--pid", str(pid), "--rate", "250", "--threads", "--format", kind,
+            "--output", str(out)]  # fmt: skip
+    return subprocess.Popen(
+        argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )

@@ -5,6 +5,7 @@ broker and writes every result to its own output topic (`python -m bench.peers k
     python -m bench.peers kafka --scale 0.05 --rounds 1 --latency-s 10
     python -m bench.peers kafka --workloads equi3 --systems joiner kstreams --skip-latency
     python -m bench.peers kafka --rounds 0 --latency-rate 460 --workloads equi3   # latency only
+    python -m bench.peers kafka --workloads zipf3 --systems joiner --joiner-arg=--idle-timeout-ms=1
 
 One embedded stack (Apache Kafka 4.1 and Redis) for the whole run. Each workload's events are
 produced once to its input topics (4 partitions, `kafka_inputs.py`); then, in rounds with the
@@ -17,6 +18,7 @@ bench/results/peers-kafka-<date>[-scale<s>].json and prints the table (`kafka_re
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime
 import json
 import os
@@ -35,7 +37,7 @@ from bench.peers.kafka_inputs import KafkaInputs, create, create_output, produce
 from bench.peers.kafka_latency import latency_run
 from bench.peers.kafka_report import markdown, rates_for_latency, summarise
 from bench.peers.kafka_run import Services, drop_topics, run_system
-from bench.peers.kafka_systems import KAFKA_SYSTEMS, KafkaSystem, Setting
+from bench.peers.kafka_systems import KAFKA_SYSTEMS, Joiner, KafkaSystem, Setting
 from bench.peers.kstreams_app import Semantics
 from bench.peers.venv import PACKAGES, ensure_venv
 from bench.peers.workloads import Workload, common_arguments, names, scaled, write_workload
@@ -72,6 +74,20 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--latency-s", type=float, default=30.0, help="seconds of input per latency run")
     parser.add_argument("--skip-latency", action="store_true")
+    parser.add_argument(
+        "--joiner-arg",
+        action="append",
+        default=[],
+        help="an option added to every joiner worker's command (e.g. --joiner-arg=--idle-timeout-ms=1)",
+    )
+    parser.add_argument(
+        "--joiner-py-spy",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="record each joiner run's worker 0 with py-spy into DIR/<output topic>.txt (its CPU "
+        "then counts py-spy: a profile, not a measurement)",
+    )
     args = parser.parse_args(argv)
     if args.scale <= 0 or args.rounds < 0 or args.latency_s <= 0:
         parser.error("--scale and --latency-s must be > 0 and --rounds >= 0")
@@ -114,7 +130,7 @@ class KafkaBench:
         self.stack = stack
         self.workdir = workdir
         self.workloads: list[Workload] = names(args.workloads)
-        self.systems = [KAFKA_SYSTEMS[s] for s in dict.fromkeys(args.systems)]
+        self.systems = [_configured(KAFKA_SYSTEMS[s], args) for s in dict.fromkeys(args.systems)]
         self.data: dict[str, Path] = {}
         self.inputs: dict[str, KafkaInputs] = {}
         self.reference: dict[str, dict[str, int]] = {}
@@ -250,6 +266,16 @@ class KafkaBench:
         self.args.results.mkdir(parents=True, exist_ok=True)
         self.path.write_text(json.dumps(report, indent=1) + "\n")
         return rows
+
+
+def _configured(system: KafkaSystem, args: argparse.Namespace) -> KafkaSystem:
+    """Return `system` with the joiner's options of the command line (other systems as they are)."""
+    if not isinstance(system, Joiner):
+        return system
+    profile_dir = args.joiner_py_spy.resolve() if args.joiner_py_spy is not None else None
+    if profile_dir is not None:
+        profile_dir.mkdir(parents=True, exist_ok=True)
+    return dataclasses.replace(system, worker_args=tuple(args.joiner_arg), profile_dir=profile_dir)
 
 
 def _rotated(systems: list[KafkaSystem], shift: int) -> list[KafkaSystem]:

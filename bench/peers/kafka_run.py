@@ -8,10 +8,12 @@ apart; `peak_rss_kb`, the sum of the tree's peak resident sets (plus Redis' resi
 end, for the joiner); `first_result_s` and `cpu_to_first_s`, when the first result arrived and the
 CPU used until then (mostly start-up). The output is counted from the topic's end offsets every
 0.2 s, and counted again a second after the expected count, so a surplus shows as a mismatch.
+`late`: the late records per input partition a system reports when stopped (the joiner's), or None.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +27,7 @@ from confluent_kafka import Consumer, KafkaException, TopicPartition
 from streamjoin.dev.process import ManagedProcess
 from streamjoin.kafka import Admin
 
-__all__ = ["Services", "drop_topics", "output_count", "run_system", "start"]
+__all__ = ["Services", "drop_topics", "output_count", "reported_late", "run_system", "start"]
 
 _POLL_S = 0.2
 _SETTLE_S = 1.0
@@ -56,6 +58,17 @@ def output_count(consumer: Consumer, topic: str, attempts: int = 20) -> int:
                 raise
             time.sleep(0.25)
     raise AssertionError("unreachable")
+
+
+def reported_late(log: Path) -> dict[str, int] | None:
+    """Return the late records per input partition that a system printed to `log` (`{"late": ...}`
+    on a line of its own), or None if it printed none."""
+    late = None
+    if log.exists():
+        for line in log.read_text(errors="replace").splitlines():
+            if line.startswith('{"late":'):
+                late = json.loads(line)["late"]
+    return late
 
 
 def start(system: KafkaSystem, s: Setting) -> ManagedProcess:
@@ -116,6 +129,7 @@ def run_system(
         "peak_rss_kb": rss,
         "first_result_s": None if first is None else round(first, 3),
         "cpu_to_first_s": None if cpu_to_first is None else round(cpu_to_first, 3),
+        "late": reported_late(Path(s.workdir) / f"{s.output}.log"),
         "log": str(Path(s.workdir) / f"{s.output}.log"),
     }
 

@@ -82,9 +82,12 @@ class KafkaSystem(Protocol):
 
 @dataclass(frozen=True)
 class Joiner:
-    """streamjoin's joiner with `workers` workers."""
+    """streamjoin's joiner with `workers` workers, each started with `worker_args` added; with a
+    `profile_dir`, worker 0 of each run is recorded by py-spy into `<profile_dir>/<output>.txt`."""
 
     workers: int
+    worker_args: tuple[str, ...] = ()
+    profile_dir: Path | None = None
     semantics: Semantics = "pairwise"
     uses_redis: bool = True
     jvm: bool = False
@@ -106,9 +109,12 @@ class Joiner:
     def argv(self, s: Setting) -> list[str]:
         """Return the launcher's command."""
         topics = {stream: [topic, s.inputs.keys[stream]] for stream, topic in s.inputs.topics.items()}
+        profile = ["--py-spy", str(self.profile_dir / f"{s.output}.txt")] if self.profile_dir else []
         return [sys.executable, "-m", "bench.peers.joiner_kafka", str(s.directory),
                 "--bootstrap", s.bootstrap, "--redis-url", s.redis_url, "--topics", json.dumps(topics),
-                "--output", s.output, "--workers", str(self.workers)]  # fmt: skip
+                "--output", s.output, "--workers", str(self.workers),
+                *(f"--worker-arg={a}" for a in self.worker_args),
+                *profile]  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """The peer benchmark's Kafka mode (bench/peers/kafka_*.py), without a broker or a JVM: the topics'
 keys and Kafka Streams' chain of joins, the chain's own count against a brute force of its
-semantics, the result timestamp every system writes, the latency rate, the summary, and the
-process-tree meter.
+semantics, the result timestamp every system writes, the latency rate, the summary, the
+process-tree meter, and the options and late records of the joiner's workers.
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ from bench.peers.joinplan import chain, load, plan, topic_keys
 from bench.peers.kafka_inputs import KafkaInputs
 from bench.peers.kafka_latency import result_ts
 from bench.peers.kafka_report import rates_for_latency, summarise
+from bench.peers.kafka_run import reported_late
+from bench.peers.kafka_systems import Joiner, Setting
 from bench.peers.kstreams_app import plan_properties
 from bench.peers.proctree import TreeMeter
 from bench.peers.workloads import WORKLOADS, Workload, write_workload
@@ -201,3 +203,22 @@ def test_tree_meter_counts_the_cpu_of_a_child_that_ended() -> None:
     finally:
         parent.kill()
         parent.wait()
+
+
+def test_joiner_workers_get_the_extra_options(tmp_path: Path) -> None:
+    inputs = KafkaInputs({"a": "t.a"}, {"a": "k"}, {"a": ("k",)})
+    setting = Setting(tmp_path, inputs, "out", "b:9092", "redis://r", Path(sys.executable), tmp_path)
+    argv = Joiner(2, ("--idle-timeout-ms=1", "--max-batch=100")).argv(setting)
+    assert argv[-2:] == ["--worker-arg=--idle-timeout-ms=1", "--worker-arg=--max-batch=100"]
+    assert not any(a.startswith("--worker-arg") for a in Joiner(1).argv(setting))
+    assert Joiner(1, profile_dir=tmp_path).argv(setting)[-2:] == ["--py-spy", str(tmp_path / "out.txt")]
+    assert "--py-spy" not in Joiner(1).argv(setting)
+
+
+def test_late_records_are_read_from_the_systems_log(tmp_path: Path) -> None:
+    log = tmp_path / "run.log"
+    assert reported_late(log) is None
+    log.write_text('{"query": "q"}\nsome warning\n{"late": {"0": 3, "1": 0}}\n')
+    assert reported_late(log) == {"0": 3, "1": 0}
+    log.write_text('{"query": "q"}\n')
+    assert reported_late(log) is None
