@@ -6,7 +6,7 @@ import asyncio
 import threading
 import time
 import uuid
-from collections.abc import Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -19,7 +19,7 @@ from streamjoin.api.metrics_port import listening_sockets
 from streamjoin.dev.ports import free_port
 from streamjoin.registry import RegistryStore
 
-__all__ = ["REGISTRY_KEY", "TOKEN", "ApiServer", "run", "running_api"]
+__all__ = ["REGISTRY_KEY", "TOKEN", "ApiServer", "run", "running_api", "wait_for"]
 
 TOKEN = "test-token-" + uuid.uuid4().hex[:8]
 REGISTRY_KEY = "test-registry-key-" + uuid.uuid4().hex
@@ -122,3 +122,17 @@ def api_settings(redis: str, bootstrap: str, **overrides: Any) -> ApiSettings:
     }
     values.update(overrides)
     return ApiSettings(**values)
+
+
+def wait_for(what: str, check: Callable[[], bool], timeout_s: float = 90) -> None:
+    """Wait until `check()` is true (a connection refused meanwhile counts as not yet: the API or a
+    worker may be restarting); fail naming `what` after `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            if check():
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")

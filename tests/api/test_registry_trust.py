@@ -29,25 +29,13 @@ from streamjoin.dev.services import streamjoin_argv
 from streamjoin.kafka import KafkaClients, KeyedLog
 
 from .forgeries import forgeries, refused
-from .server import api_settings, running_api
+from .server import api_settings, running_api, wait_for
 from .test_formats_api import ORDERS
 
 pytest.importorskip("streamjoin.joiner", reason="the joiner (services/streamjoin/joiner/) is not there yet")
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
 MakeTopic = Callable[..., str]
-
-
-def _wait(what: str, check: Callable[[], bool], timeout_s: float = 90) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        try:
-            if check():
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def _lose_everything(server: RestartableRedis) -> None:
@@ -87,7 +75,7 @@ def test_records_written_straight_to_the_log_are_refused_at_restore(
         joiner.start()
         worker_ready = f"http://127.0.0.1:{ready_port}/readyz"
         try:
-            _wait("q to run", lambda: api.anon.get("/v1/queries/q").json()["status"] == "running")
+            wait_for("q to run", lambda: api.anon.get("/v1/queries/q").json()["status"] == "running")
             assert refused(api) == {"unsigned": 0, "bad_signature": 0, "malformed": 0, "invalid": 0}
 
             log = KeyedLog(KafkaClients(kafka_broker), log_topic)
@@ -97,8 +85,8 @@ def test_records_written_straight_to_the_log_are_refused_at_restore(
                 log.close()
             _lose_everything(restartable_redis)
 
-            _wait("the restore", lambda: api.anon.get("/v1/queries").status_code == 200)
-            _wait("the API to be ready", lambda: api.anon.get("/readyz").status_code == 200)
+            wait_for("the restore", lambda: api.anon.get("/v1/queries").status_code == 200)
+            wait_for("the API to be ready", lambda: api.anon.get("/readyz").status_code == 200)
             ready = api.anon.get("/readyz")
             (registry,) = [c for c in ready.json()["checks"] if c["name"] == "registry"]
             assert "bad_signature 1, invalid 1, malformed 1, unsigned 3" in registry["detail"], registry
@@ -107,8 +95,8 @@ def test_records_written_straight_to_the_log_are_refused_at_restore(
             for forged in ("forged", "forged_mac", "huge", "garbage", "garbage2"):
                 assert api.anon.get(f"/v1/queries/{forged}").status_code == 404
 
-            _wait("the worker to be ready", lambda: httpx.get(worker_ready, timeout=2).status_code == 200)
-            _wait("q to run again", lambda: api.anon.get("/v1/queries/q").json()["status"] == "running")
+            wait_for("the worker to be ready", lambda: httpx.get(worker_ready, timeout=2).status_code == 200)
+            wait_for("q to run again", lambda: api.anon.get("/v1/queries/q").json()["status"] == "running")
             time.sleep(2)  # a worker reports a query it runs within a second: the forged ones would show
             with redis.Redis.from_url(redis_server, decode_responses=True) as store:
                 statuses = list(store.scan_iter(match=f"{api.prefix}status:*"))
@@ -118,7 +106,7 @@ def test_records_written_straight_to_the_log_are_refused_at_restore(
             # the registry works on: a write is logged, signed, and survives the next loss
             assert api.client.post("/v1/queries/q/pause").status_code == 200
             _lose_everything(restartable_redis)
-            _wait("the second restore", lambda: api.anon.get("/v1/queries/q").status_code == 200)
+            wait_for("the second restore", lambda: api.anon.get("/v1/queries/q").status_code == 200)
             assert api.anon.get("/v1/queries/q").json()["controls"]["paused"] is True
         finally:
             joiner.stop(timeout_ms=10_000)
@@ -209,7 +197,7 @@ def test_every_kind_of_registration_passes_the_restore_check(
             "queries": [{**q, "registry_version": 0} for q in api.anon.get("/v1/queries").json()],
         }
         _lose_everything(restartable_redis)
-        _wait("the restore", lambda: api.anon.get("/v1/queries").status_code == 200)
+        wait_for("the restore", lambda: api.anon.get("/v1/queries").status_code == 200)
         after = {
             "streams": api.anon.get("/v1/streams").json(),
             "queries": [{**q, "registry_version": 0} for q in api.anon.get("/v1/queries").json()],

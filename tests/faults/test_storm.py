@@ -19,17 +19,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 import uuid
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
-import httpx
 import pytest
 from bench.flood import LatencyProbe, flood
 from tests.api.forgeries import forgeries, refused
-from tests.api.server import ApiServer, api_settings, running_api
+from tests.api.server import ApiServer, api_settings, running_api, wait_for
 from tests.joiner.harness import JoinerProcess
 from tests.registry.redis_process import RestartableRedis
 
@@ -43,18 +41,6 @@ FLOOR_MS = 250.0
 MAX_GAP_S = 30.0
 """The longest the running query may go without a result (47 s when layouts held the worker's lock;
 about 11 s when each rebalance restarted every operator; 2-6 s now that they are kept)."""
-
-
-def _wait(what: str, check: Callable[[], bool], timeout_s: float = 90) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        try:
-            if check():
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.3)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def _status(api: ApiServer, name: str) -> str | None:
@@ -95,14 +81,16 @@ def test_a_flood_and_a_poisoned_registry_log_leave_the_running_query_alone(
             restartable_redis.crash()
             restartable_redis.wipe()
             restartable_redis.start()
-            _wait("the API to be ready again", lambda: api.anon.get("/readyz").status_code == 200)
+            wait_for("the API to be ready again", lambda: api.anon.get("/readyz").status_code == 200)
             restored = sorted(q["name"] for q in api.anon.get("/v1/queries").json())
             counts = refused(api)
-            _wait("the running query to run again", lambda: _status(api, "live") == "running")
+            wait_for("the running query to run again", lambda: _status(api, "live") == "running")
             probe = LatencyProbe(kafka_broker, topics, f"flood.live.{tag}")
             probe.start()
             try:
-                _wait("a result of the running query after the restore", lambda: len(probe.samples) >= 3, 60)
+                wait_for(
+                    "a result of the running query after the restore", lambda: len(probe.samples) >= 3, 60
+                )
             finally:
                 probe.stop()
         finally:
