@@ -184,7 +184,7 @@ class Settings(BaseSettings):
         default=10_000,
         gt=0,
         description="While a joiner lays queries out, it starts the finished ones together at most this "
-        "often (each start is one rebalance of its consumer group, which restarts every operator).",
+        "often (each start is one rebalance of its consumer group, which holds every operator meanwhile).",
     )
     redis_tls_ca_file: FilePath | None = Field(
         default=None, description="PEM file of the CA that signed Redis's certificate (`rediss://` only)."

@@ -11,9 +11,9 @@ layout was for (a query deleted or redefined meanwhile is dropped: its internal 
 ledger, which the sweep clears).
 
 Every query laid out adds topics to the worker's subscription (its internal topics), and each change
-of the subscription is a rebalance of the consumer group, which stops and restarts every operator of
-every query (Faust's eager protocol: each rebalance cost a running query about 7 s of results in a
-flood of 30). So finished layouts are released in waves: while other layouts are still running, a
+of the subscription is a rebalance of the consumer group, which holds every operator of every query
+from the revoke until the assignment (Faust's eager protocol; docs/joiner.md, "Rebalances"). So
+finished layouts are released in waves: while other layouts are still running, a
 finished one waits until the oldest waiting has waited `wave_ms`; a lone registration is released
 at once.
 """
