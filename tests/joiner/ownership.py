@@ -64,3 +64,18 @@ async def wait_everyone_holds(workers: Mapping[str, JoinerProcess], *, timeout_s
         await asyncio.sleep(0.2)
     now = holders(read_logs(workers))
     raise TimeoutError(f"not every worker held a partition after {timeout_s} s: {now}")
+
+
+async def wait_moved(
+    workers: Mapping[str, JoinerProcess], victim: str, held: Mapping[int, int], *, timeout_s: float
+) -> dict[int, tuple[str, int]]:
+    """Wait until another worker claimed one of the partitions `victim` held (`held`: with their
+    epochs then); return each of them another worker holds now, with its holder and epoch (empty
+    after `timeout_s`)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        now = holders(read_logs(workers))
+        moved = {p: now[p] for p, e in held.items() if p in now and now[p][0] != victim and now[p][1] > e}
+        if moved or time.monotonic() >= deadline:
+            return moved
+        await asyncio.sleep(0.3)
