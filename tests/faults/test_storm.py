@@ -66,7 +66,7 @@ def test_a_flood_and_a_poisoned_registry_log_leave_the_running_query_alone(
                                prefix=api.prefix, restart_on_stall=False)  # fmt: skip
         worker.start()
         try:
-            figures = flood(api.client, kafka_broker, topics, queries=QUERIES, baseline_s=8,
+            figures = flood(api.client, kafka_broker, topics, queries=QUERIES, baseline_s=5,
                             running_timeout_s=150, tag=tag)  # fmt: skip
             print(json.dumps(asdict(figures), indent=2))
             # The log poisoned after the flood's own entries (a forged delete of the running query
