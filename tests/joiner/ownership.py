@@ -16,22 +16,24 @@ from collections.abc import Mapping
 
 from tests.joiner.harness import JoinerProcess
 
-_CLAIM = re.compile(r"\[(\d+)\]: claimed \(epoch (\d+)")
+_CLAIM = re.compile(r"operator (\S+)\[(\d+)\]: claimed \(epoch (\d+)")
 
 
-def claims(text: str) -> dict[int, int]:
-    """Each partition claimed in `text` (a log or a slice of one), with the greatest epoch claimed."""
+def claims(text: str, query: str | None = None) -> dict[int, int]:
+    """Each partition of `query` (None: of any query) claimed in `text` (a log or a slice of one),
+    with the greatest epoch claimed."""
     found: dict[int, int] = {}
-    for partition, epoch in _CLAIM.findall(text):
-        found[int(partition)] = max(found.get(int(partition), 0), int(epoch))
+    for name, partition, epoch in _CLAIM.findall(text):
+        if query is None or name == query:
+            found[int(partition)] = max(found.get(int(partition), 0), int(epoch))
     return found
 
 
-def holders(logs: Mapping[str, str]) -> dict[int, tuple[str, int]]:
+def holders(logs: Mapping[str, str], query: str | None = None) -> dict[int, tuple[str, int]]:
     """Each partition's holder among the named logs, with its epoch: who claimed it last."""
     held: dict[int, tuple[str, int]] = {}
     for name, text in logs.items():
-        for partition, epoch in claims(text).items():
+        for partition, epoch in claims(text, query).items():
             if partition not in held or epoch > held[partition][1]:
                 held[partition] = (name, epoch)
     return held
@@ -49,9 +51,9 @@ def log_slice(worker: JoinerProcess, start: int, end: int | None = None) -> str:
     return worker.log_path.read_bytes()[start:end].decode(errors="replace")
 
 
-def held_by(workers: Mapping[str, JoinerProcess], name: str) -> dict[int, int]:
-    """The partitions worker `name` holds now, with their epochs."""
-    return {p: e for p, (who, e) in holders(read_logs(workers)).items() if who == name}
+def held_by(workers: Mapping[str, JoinerProcess], name: str, query: str | None = None) -> dict[int, int]:
+    """The partitions (of `query`) worker `name` holds now, with their epochs."""
+    return {p: e for p, (who, e) in holders(read_logs(workers), query).items() if who == name}
 
 
 async def wait_everyone_holds(workers: Mapping[str, JoinerProcess], *, timeout_s: float = 60) -> None:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 import signal
 import time
 from collections import Counter
@@ -81,13 +80,13 @@ def test_a_worker_frozen_past_its_session_timeout_publishes_nothing_stale(
         await asyncio.sleep(4)
         assert zombie.process is not None and zombie.process.pid is not None
         os.killpg(zombie.process.pid, signal.SIGSTOP)  # mid-run, batches in flight
-        frozen.update(held_by(workers, "w2"))
+        frozen.update(held_by(workers, "w2", s.name))
         first_log_at = first.log_path.stat().st_size
         try:
             await asyncio.sleep(14)  # session timeout 6 s: its partitions move to w1
         finally:
             os.killpg(zombie.process.pid, signal.SIGCONT)
-        taken.update(claims(log_slice(first, first_log_at)))
+        taken.update(claims(log_slice(first, first_log_at), s.name))
         producer.join(timeout=120)
         assert producer.error is None and not producer.is_alive()
         want = expected_ids(w.query, producer.events)
@@ -120,14 +119,6 @@ def test_a_worker_frozen_past_its_session_timeout_publishes_nothing_stale(
     assert kept == {"w1": {}, "w2": {}}, f"claimed again during the rebalances: {kept}\n{logs}"
 
 
-def _claims_of(query: str, text: str) -> dict[int, int]:
-    """The partitions of `query` claimed in `text`, with the greatest epoch."""
-    found: dict[int, int] = {}
-    for p, e in re.findall(rf"operator {re.escape(query)}\[(\d+)\]: claimed \(epoch (\d+)", text):
-        found[int(p)] = max(found.get(int(p), 0), int(e))
-    return found
-
-
 async def _register_second_query(
     workers: dict[str, JoinerProcess], redis_url: str, prefix: str, query: dict[str, Any], first: str
 ) -> dict[str, dict[int, int]]:
@@ -138,10 +129,10 @@ async def _register_second_query(
     await register_query(redis_url, prefix, query)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        if all(_claims_of(query["name"], log_slice(w, at[n])) for n, w in workers.items()):
+        if all(claims(log_slice(w, at[n]), query["name"]) for n, w in workers.items()):
             break
         await asyncio.sleep(0.5)
     else:
         raise AssertionError(f"the workers never shared the second query: {read_logs(workers)}")
     await asyncio.sleep(2)  # an operator moved by the last rebalance would have claimed by now
-    return {n: _claims_of(first, log_slice(w, at[n])) for n, w in workers.items()}
+    return {n: claims(log_slice(w, at[n]), first) for n, w in workers.items()}
