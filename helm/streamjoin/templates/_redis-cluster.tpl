@@ -37,7 +37,7 @@ acknowledged commit on disk), announcing its DNS name to clients.
 set -eu
 umask 077
 printf 'requirepass "%s"\nmasterauth "%s"\n' "$REDIS_PASSWORD" "$REDIS_PASSWORD" > "$REDIS_CONF_DIR/auth.conf"
-exec redis-server "$REDIS_CONF_DIR/auth.conf" --port 6379 --protected-mode no --cluster-enabled yes --cluster-config-file "$REDIS_DATA_DIR/nodes.conf" --cluster-node-timeout "$REDIS_NODE_TIMEOUT_MS" --cluster-announce-hostname "$REDIS_ANNOUNCE_HOSTNAME" --cluster-preferred-endpoint-type hostname --appendonly yes --appendfsync always --save "" --dir "$REDIS_DATA_DIR"
+exec redis-server "$REDIS_CONF_DIR/auth.conf" --port 6379 --protected-mode no --cluster-enabled yes --cluster-config-file "$REDIS_DATA_DIR/nodes.conf" --cluster-node-timeout "$REDIS_NODE_TIMEOUT_MS" --cluster-announce-hostname "$REDIS_ANNOUNCE_HOSTNAME" --cluster-preferred-endpoint-type hostname --appendonly yes --appendfsync always --save "" --maxmemory-policy noeviction --dir "$REDIS_DATA_DIR"
 {{- end }}
 
 {{/*

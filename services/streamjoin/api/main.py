@@ -13,7 +13,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 import streamjoin
-from streamjoin.api.config import ApiSettings, check_api_settings
+from streamjoin.api.config import ApiSettings, ConfigurationError, check_api_settings
 from streamjoin.api.errors import install_error_handlers
 from streamjoin.api.limits import RequestGuard
 from streamjoin.api.metrics_port import MetricsPort
@@ -50,6 +50,9 @@ def create_app(settings: ApiSettings) -> FastAPI:
         async with RegistryStore.from_settings(
             settings, prefix=settings.api_registry_prefix, log=log
         ) as store:
+            problem = await store.eviction_problem()
+            if problem is not None:
+                raise ConfigurationError(f"refusing to start: {problem}")
             guard = RegistryGuard(
                 store,
                 check=RegistrationCheck(RegistrationLimits.of(settings)),

@@ -32,7 +32,9 @@ from streamjoin.registry.restore import RestoreOps
 from streamjoin.registry.runtime import RuntimeOps
 from streamjoin.registry.signing import LogSigner
 from streamjoin.settings import Settings
-from streamjoin.state.redis.connect import connect, is_cluster_url
+from streamjoin.state.base import StateUnavailableError
+from streamjoin.state.redis.connect import connect, guard, is_cluster_url
+from streamjoin.state.redis.eviction import eviction_problem
 
 __all__ = ["RegistryStore"]
 
@@ -113,6 +115,14 @@ class RegistryStore(CatalogOps, RuntimeOps, RestoreOps):
     async def ping(self) -> bool:
         """Return whether Redis answers."""
         return bool(await self._redis.ping())
+
+    async def eviction_problem(self) -> str | None:
+        """Return why this Redis may evict the registry's keys (`state.redis.eviction`); None if it
+        never evicts, or if it cannot be asked now (the workers ask again before they run anything)."""
+        try:
+            return await guard(lambda: eviction_problem(self._redis))
+        except StateUnavailableError:
+            return None
 
     async def watch(self, *, poll_interval_ms: int = 1_000) -> AsyncIterator[int]:
         """Yield the current version at once, then each newer version as it appears.

@@ -34,7 +34,13 @@ from streamjoin.joiner.registry_follow.status import StatusReporter
 from streamjoin.joiner.registry_follow.watch import QuerySpec, specs_from_snapshot
 from streamjoin.joiner.repartition.repartitioners import Repartitioners
 from streamjoin.joiner.worker.assignment import Assignment
-from streamjoin.joiner.worker.checks import probe_kafka, publish_stats, watch_faust
+from streamjoin.joiner.worker.checks import (
+    EXIT_UNSAFE_REDIS,
+    probe_kafka,
+    publish_stats,
+    redis_evicts,
+    watch_faust,
+)
 from streamjoin.joiner.worker.planning import QueryFactories
 from streamjoin.joiner.worker.rebalance import OpKey, hold, release
 from streamjoin.joiner.worker.tasks import every, retry_until_stopped
@@ -119,6 +125,9 @@ class JoinerWorker:
             )
             snapshot = await self._retry_until_stopped("redis", self._registry.snapshot)
             if snapshot is None:
+                return
+            if redis_evicts(await self._store.eviction_problem(), self.health):
+                self.exit_code = EXIT_UNSAFE_REDIS
                 return
             self._app = make_app(
                 self.config.group,

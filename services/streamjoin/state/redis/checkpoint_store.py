@@ -35,6 +35,7 @@ from streamjoin.state.base import (
 from streamjoin.state.outbox import pack_records, unpack_records
 from streamjoin.state.redis.codec import field_of, pack_entry, parse_field, raw_key, record_id, unpack_entry
 from streamjoin.state.redis.connect import connect, guard
+from streamjoin.state.redis.eviction import eviction_problem
 from streamjoin.state.redis.keys import StateKeys
 from streamjoin.state.redis.scripts import CLAIM, COMMIT, DROP, OUTBOXES, TRIM
 
@@ -118,6 +119,10 @@ class RedisStateStore:
     async def ping(self) -> bool:
         """Return True if Redis answers."""
         return bool(await guard(self._redis.ping))
+
+    async def eviction_problem(self) -> str | None:
+        """Return why this Redis may evict the store's keys (`eviction.py`), or None."""
+        return await guard(lambda: eviction_problem(self._redis))
 
     async def claim(self, query: str, partition: int, owner: str, topics: Sequence[str]) -> Checkpoint:
         """Become the owner of (query, partition), fencing earlier owners; return the committed state."""
