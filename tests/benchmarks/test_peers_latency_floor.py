@@ -47,14 +47,17 @@ def _one_key(n: int, rng: random.Random) -> Iterator[tuple[str, dict[str, int]]]
     yield "a", {"ts": 1030, "k": 1}
     yield "c", {"ts": 1030, "k": 1}
     yield "b", {"ts": 1030, "k": 1}
+    yield "a", {"ts": 1060, "k": 1}
+    yield "b", {"ts": 1060, "k": 1}
+    yield "c", {"ts": 1060, "k": 1}
 
 
 def test_a_result_waits_for_the_slowest_input_of_its_partition(tmp_path: Path) -> None:
     workload = dataclasses.replace(WORKLOADS["equi3"], draw=_one_key)
-    directory = write_workload(workload, 6, tmp_path / "one-key")
-    # 6 records in 1 s over 30 ms of event time: an event-ms lasts 33.3 ms
-    floor = latency_floor(workload, rate=6, seconds=1.0)
-    # youngest b@1020 (1 result) waits 10 event-ms for a and c to show 1030; a@1030 (1 result),
-    # c@1030 (2) and b@1030 (4) are released at once
-    assert floor["results"] == 8 == engine_count(directory / "query.json", directory / "events.jsonl")
-    assert (floor["p50_ms"], floor["p99_ms"], floor["max_ms"]) == (0.0, 333.3, 333.3)
+    directory = write_workload(workload, 9, tmp_path / "one-key")
+    # 9 records in 1 s over 60 ms of event time: an event-ms lasts 16.7 ms
+    floor = latency_floor(workload, rate=9, seconds=1.0)
+    # youngest b@1020 (1 result) waits 10 event-ms for a and c to show 1030; the 7 results whose
+    # youngest is at 1030 and the 19 at 1060 are released at once (every input shows their time)
+    assert floor["results"] == 27 == engine_count(directory / "query.json", directory / "events.jsonl")
+    assert (floor["p50_ms"], floor["p99_ms"], floor["max_ms"]) == (0.0, 166.7, 166.7)
