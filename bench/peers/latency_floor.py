@@ -15,8 +15,9 @@ peers emit a result once its last member is processed: their floor is zero.
 
 Results are counted per key, so the workload's inputs must all be keyed by one join value (equi3,
 golab5, zipf3; chain4 is re-keyed into one partition); partitions are Kafka's default partitioner's
-(murmur2 of the key, as `kafka_inputs.produce` sends them). The count must equal the reference of
-the same records (`_reference` of the Kafka mode), which the output repeats.
+(murmur2 of the key, as `kafka_inputs.produce` sends them). The results counted are the engine's
+over the same records (tests/benchmarks/test_peers_latency_floor.py checks the count); the output
+repeats it, to compare with the latency run's `expect`.
 """
 
 from __future__ import annotations
