@@ -158,7 +158,7 @@ def test_a_query_registered_and_deleted_rebalances_nothing(
         events = await asyncio.to_thread(produce, kafka_broker, s.topics, w.items[:third])
         await asyncio.sleep(3)
         marks.update({n: worker.log_path.stat().st_size for n, worker in workers.items()})
-        await register_query(redis_server, s.prefix, second.query_json)
+        await register_query(redis_server, s.prefix, _own_streams(second.query_json))
         await wait_running(redis_server, s.prefix, other.name, 4)
         events += await asyncio.to_thread(produce, kafka_broker, s.topics, w.items[third : 2 * third])
         async with RegistryStore(redis_server, prefix=s.prefix) as registry:
@@ -186,3 +186,10 @@ def test_a_query_registered_and_deleted_rebalances_nothing(
     got = Counter(json.loads(r.value)["id"] for r in records)
     assert sum(want.values()) > 50
     assert got == want, f"missing {sum((want - got).values())}, extra {sum((got - want).values())}"
+
+
+def _own_streams(query: dict[str, Any]) -> dict[str, Any]:
+    """`query` on streams of its own (`a2`, ...): the registry's streams `a`, ... are the first query's."""
+    inputs = [{**inp, "stream": f"{inp['stream']}2"} for inp in query["inputs"]]
+    where = [[a.replace(".", "2.", 1), op, b.replace(".", "2.", 1)] for a, op, b in query["where"]]
+    return {**query, "inputs": inputs, "where": where}
