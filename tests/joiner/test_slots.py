@@ -14,11 +14,13 @@ import pytest
 from aiokafka.coordinator.protocol import ConsumerProtocolMemberMetadata
 from faust.assignor.client_assignment import ClientAssignment, ClientMetadata
 
+from streamjoin.joiner import JoinerWorker, WorkerConfig
 from streamjoin.joiner.group.app import make_app
-from streamjoin.joiner.layout.topic_setup import SLOTS_TOPIC
+from streamjoin.joiner.layout.topic_setup import SLOTS_TOPIC, ensure_slots_topic
 from streamjoin.joiner.worker.assignment import Assignment
-from streamjoin.joiner.worker.slots import slot_of
+from streamjoin.joiner.worker.slots import EXIT_MISCONFIGURED, slot_of
 from streamjoin.kafka import KafkaClients
+from streamjoin.settings import load_settings
 
 S = 64
 Held = Mapping[str, list[int]]
@@ -126,3 +128,16 @@ def test_an_assignment_of_slots_holds_the_revoked_ones_until_the_next() -> None:
     assignment.assign([7, 9])
     assert assignment.owns(7) and assignment.owns(9) and not assignment.holds(3)
     assert not assignment.rebalancing
+
+
+@pytest.mark.integration
+def test_a_worker_whose_slot_count_is_not_the_topics_does_not_start(
+    kafka_broker: str, redis_server: str
+) -> None:
+    """The slots topic exists (made by the first worker, with the default count): a worker with
+    another count would map the queries onto other slots than its group; it exits 78 at start."""
+    settings = load_settings(kafka_bootstrap=kafka_broker, redis_url=redis_server)
+    assert ensure_slots_topic(KafkaClients.from_settings(settings), WorkerConfig().slots) == S
+    worker = JoinerWorker(settings, WorkerConfig(worker_id="w-slots", group="g-slots", slots=S // 2))
+    asyncio.run(asyncio.wait_for(worker.run(), 30))
+    assert worker.exit_code == EXIT_MISCONFIGURED and not worker.health.started
