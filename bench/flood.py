@@ -217,8 +217,7 @@ def flood(
         client.post("/v1/queries", json=after)
         if _wait(lambda: _statuses(client).get("after") == "running", running_timeout_s):
             figures.settled_s = time.time() - t1
-        # The deleted queries' topics go in a delayed sweep and the group's subscription changes
-        # once more: "after" starts once that had time to pass.
+        # The deleted queries' topics go in a delayed sweep: "after" starts once that had time to pass.
         time.sleep(baseline_s)
         t2 = time.time()
         time.sleep(baseline_s)

@@ -180,11 +180,13 @@ class Settings(BaseSettings):
         le=64,
         description="Queries a joiner lays out at once (creates their topics), off its running operators.",
     )
-    joiner_layout_wave_ms: int = Field(
-        default=10_000,
+    joiner_slots: int = Field(
+        default=64,
         gt=0,
-        description="While a joiner lays queries out, it starts the finished ones together at most this "
-        "often (each start is one rebalance of its consumer group, which holds every operator meanwhile).",
+        le=10_000,
+        description="Partitions of the joiners' slots topic (`streamjoin.joiner.slots`), which their "
+        "consumer group assigns: at most this many joiners run operators. Every joiner of a group must "
+        'use the same count as the topic (a joiner that differs does not start; docs/joiner.md, "Slots").',
     )
     redis_tls_ca_file: FilePath | None = Field(
         default=None, description="PEM file of the CA that signed Redis's certificate (`rediss://` only)."

@@ -10,8 +10,9 @@ reason, brings back exactly the two real queries, and the running query answers 
 
 Throughout: the worker never leaves its group, follows the registry, and the running query never
 goes 30 s without a result and is back to its latency after the flood. Its latency during the flood
-within 2x of before is not reached on every run (each wave of layouts is a rebalance): the test then
-ends as an expected failure with the figures, once everything else has been checked. Real API,
+within 2x of before is not reached on every run (measured while each wave of layouts was a
+rebalance; queries no longer rebalance the group, docs/joiner.md "Slots"): the test then ends as an
+expected failure with the figures, once everything else has been checked. Real API,
 worker, broker and Redis; the storm of 200: `python bench/flood.py`.
 """
 
@@ -110,7 +111,6 @@ def test_a_flood_and_a_poisoned_registry_log_leave_the_running_query_alone(
     gap = figures.gaps_s
     assert gap < MAX_GAP_S, f"the running query gave nothing for {gap:.0f} s\n{log_tail}"
     if figures.during["p95"] > 2 * before:
-        # Every release of layouts changes the group's subscription: a rebalance, which holds every
-        # operator until the partitions are assigned again (Faust's eager protocol; they are kept,
-        # not restarted). docs/joiner.md, "Rebalances" and "Laying queries out".
+        # Layouts no longer rebalance the group (docs/joiner.md, "Slots"); what remains is the load of
+        # laying out and running 30 queries on a shared 2-core machine.
         pytest.xfail(f"p95 {figures.during['p95']:.0f} ms during the flood, {before:.0f} ms before")

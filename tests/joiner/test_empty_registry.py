@@ -59,7 +59,7 @@ def test_query_registered_after_start_runs(
     async def scenario() -> tuple[Counter[str], Counter[str]]:
         joiner.start()
         await asyncio.to_thread(_wait_ready, port)
-        await asyncio.sleep(2)  # past the moment an empty subscription used to crash the conductor
+        await asyncio.sleep(2)  # past the group's first rebalance (on the slots topic)
         status, body = readyz(port)
         assert status == 200, body
         await register_query(redis_server, s.prefix, w.query_json)

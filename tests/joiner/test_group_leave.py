@@ -16,7 +16,7 @@ from aiokafka.abc import ConsumerRebalanceListener
 from aiokafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
 from tests.joiner.harness import JoinerProcess
 
-from streamjoin.joiner.layout.topic_setup import ANCHOR_TOPIC
+from streamjoin.joiner.layout.topic_setup import SLOTS_TOPIC
 
 SESSION_TIMEOUT_S = 16
 """The workers' session timeout. A member that left would be gone at once: the next member is
@@ -50,12 +50,12 @@ class _FirstAssignment(ConsumerRebalanceListener):  # type: ignore[misc]
 
 
 async def _assigned_at(bootstrap: str, group: str) -> float:
-    """Join `group` as a plain consumer of the anchor topic; return when it first held a partition."""
+    """Join `group` as a plain consumer of the slots topic; return when it first held a partition."""
     listener = _FirstAssignment()
     consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=group, session_timeout_ms=6_000,
                                 heartbeat_interval_ms=1_000, enable_auto_commit=False,
                                 partition_assignment_strategy=(_FaustNamedAssignor,))  # fmt: skip
-    consumer.subscribe([ANCHOR_TOPIC], listener=listener)
+    consumer.subscribe([SLOTS_TOPIC], listener=listener)
     await consumer.start()
     try:
         deadline = time.monotonic() + 90
@@ -63,7 +63,7 @@ async def _assigned_at(bootstrap: str, group: str) -> float:
             await consumer.getmany(timeout_ms=200)
     finally:
         await consumer.stop()
-    assert listener.at is not None, "the plain consumer was never assigned the anchor topic"
+    assert listener.at is not None, "the plain consumer was never assigned a slot"
     return listener.at
 
 
@@ -78,7 +78,7 @@ def test_stopped_workers_stay_in_their_group_until_their_sessions_time_out(
     kafka_broker: str, redis_server: str, tmp_path: Path
 ) -> None:
     """Two workers (the second one's join makes a generation past 0: aiokafka sends no LeaveGroup
-    from generation 0) stop cleanly. Had they left, the next member would hold the anchor topic
+    from generation 0) stop cleanly. Had they left, the next member would hold the slots
     within a few seconds; as it is, only once their sessions have run out."""
     group, prefix = f"g-{uuid.uuid4().hex[:8]}", f"p{uuid.uuid4().hex[:8]}:"
     session = ["--session-timeout-ms", str(SESSION_TIMEOUT_S * 1000)]

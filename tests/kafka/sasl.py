@@ -12,13 +12,15 @@ from typing import Any
 from confluent_kafka import Producer
 
 from streamjoin.dev.kafka_security import SecuredKafka
+from streamjoin.joiner.config import WorkerConfig
+from streamjoin.joiner.layout.topic_setup import SLOTS_TOPIC
 from streamjoin.kafka import Admin, streamjoin_acls
 from streamjoin.testing import Event
 
 __all__ = ["SecuredNames", "grant_streamjoin", "produce_as", "write_catalog"]
 
-# The declared internal topics the services need (topics/topics.json).
-INTERNAL_TOPICS = ("streamjoin.registry", "streamjoin.positions", "streamjoin.joiner")
+# The declared internal topics the services need (topics/topics.json), with their partitions.
+INTERNAL_TOPICS = {"streamjoin.registry": 1, "streamjoin.positions": 1, SLOTS_TOPIC: WorkerConfig().slots}
 
 
 @dataclass(frozen=True)
@@ -63,8 +65,8 @@ def grant_streamjoin(kafka: SecuredKafka, names: SecuredNames) -> None:
 def write_catalog(path: Path, names: SecuredNames, partitions: int) -> Path:
     """Write the declaration `streamjoin topics create` reads: the internal topics and this test's."""
     topics: list[dict[str, Any]] = [
-        {"name": name, "role": "internal", "partitions": 1, "config": {"cleanup.policy": "compact"}}
-        for name in INTERNAL_TOPICS
+        {"name": name, "role": "internal", "partitions": n, "config": {"cleanup.policy": "compact"}}
+        for name, n in INTERNAL_TOPICS.items()
     ]
     topics += [{"name": t, "role": "input", "partitions": partitions} for t in names.inputs.values()]
     topics.append({"name": names.output, "role": "output", "partitions": partitions})

@@ -53,7 +53,7 @@ def run_joiner(
         group_stall_ms=group_stall_ms,
         registry_lag_ms=settings.joiner_registry_lag_ms,
         layout_concurrency=settings.joiner_layout_concurrency,
-        layout_wave_ms=settings.joiner_layout_wave_ms,
+        slots=settings.joiner_slots,
         operator=OperatorConfig(
             max_batch=max_batch,
             **({} if fetch_wait_ms is None else {"fetch_wait_ms": fetch_wait_ms}),

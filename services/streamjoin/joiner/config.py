@@ -40,7 +40,7 @@ class WorkerConfig:
     """Not ready once the registry's latest version has gone unapplied this long (`registry_follow.lag`)."""
     layout_concurrency: int = 4
     """Queries laid out at once (topics created, `layouts`)."""
-    layout_wave_ms: int = 10_000
-    """While layouts are still running, the finished ones are released together at most this often
-    (each release is one rebalance of the group: `layouts`)."""
+    slots: int = 64
+    """S, the partitions of the slots topic the group assigns (`worker.slots`): every worker of one
+    group must use the same, and at most S workers run operators."""
     operator: OperatorConfig = field(default_factory=OperatorConfig)

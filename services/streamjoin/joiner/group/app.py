@@ -1,11 +1,11 @@
 """The Faust app of a joiner worker: group membership, co-partitioned assignment and rebalancing only.
 
 Faust's stream layer runs at about 9k records/s against the embedded broker (docs/joiner.md), so the
-join does not read through it. Faust subscribes to every input topic (one agent per topic, whose body
-never receives anything), its `PartitionAssignor` assigns partition p of every co-partitioned topic
-to the same worker, and its rebalance signals tell the worker which (query, partition) operators to
-run. The consumer below never resumes fetching: the operators read their partitions with their own
-aiokafka consumers from the offsets committed in Redis (docs/joiner.md).
+join does not read through it. Faust subscribes to one topic, the slots (one agent, whose body never
+receives anything: `subscribe`), its `PartitionAssignor` deals the slots over the workers, and its
+rebalance signals tell the worker which slots, so which (query, partition) operators, to run
+(`worker.slots`). The consumer below never resumes fetching: the operators read their partitions
+with their own aiokafka consumers from the offsets committed in Redis (docs/joiner.md).
 """
 
 from __future__ import annotations
@@ -14,23 +14,18 @@ from collections.abc import Iterable
 from typing import Any
 
 import faust
-from faust.transport.conductor import Conductor
 from faust.transport.drivers.aiokafka import AIOKafkaConsumerThread
 from faust.transport.drivers.aiokafka import Consumer as AIOKafkaConsumer
-from mode import Service
 
-from streamjoin.joiner.group.sticky import StickyAssignor
 from streamjoin.joiner.group.watch import default_stall_bound_ms, watch_group
 from streamjoin.kafka import KafkaClients, stop_without_leaving_group
 
 __all__ = [
     "AssignmentOnlyConsumer",
-    "FastResubscribeConductor",
     "StayingConsumerThread",
-    "add_input_topics",
     "crashed_services",
     "make_app",
-    "remove_input_topics",
+    "subscribe",
 ]
 
 
@@ -64,39 +59,6 @@ class AssignmentOnlyConsumer(AIOKafkaConsumer):
 
     def verify_event_path(self, now: float, tp: Any) -> None:
         """Skip Faust's "stream has not started processing" check: no Faust stream reads these."""
-
-    async def subscribe(self, topics: Iterable[str]) -> None:
-        """Subscribe to `topics`; an empty subscription (no query registered yet) is a no-op.
-
-        aiokafka refuses to subscribe to nothing (`TypeError: You should provide either 'topics' or
-        'pattern'`), which crashed the conductor of a worker started with an empty registry, so it
-        never subscribed to the topics of queries registered later. The worker always subscribes to
-        the anchor topic (`topic_setup.ANCHOR_TOPIC`: Faust only finishes starting after the group's
-        first rebalance), so this is a guard: the conductor then waits for its first topic.
-        """
-        names = sorted(set(topics))
-        if names:
-            await super().subscribe(names)
-
-
-class FastResubscribeConductor(Conductor):
-    """Resubscribe one second after a topic is added (Faust waits 45 s by default)."""
-
-    _resubscribe_sleep_lock_seconds: float = 1.0
-
-    @Service.task
-    async def _catch_missed_changes(self) -> None:
-        """Flag again a subscription change Faust dropped: its subscriber clears the change event
-        when it fires during a rebalance, so topics added then (a query laid out on the worker's
-        first assignment) were never subscribed to."""
-        while not self.should_stop:
-            await self.sleep(1.0)
-            event = self._subscription_changed
-            if event is None or event.is_set() or self.app.rebalancing:
-                continue
-            wanted = {name for topic in self._topics for name in topic.topics}
-            if wanted != set(self._topic_name_index):
-                event.set()
 
 
 async def _discard(stream: Any) -> None:
@@ -140,16 +102,10 @@ def make_app(
         broker_heartbeat_interval=heartbeat_interval_ms / 1000,
         broker_rebalance_timeout=max(60.0, session_timeout_ms / 1000),
         consumer_auto_offset_reset="latest",
-        # Partitions added to a subscribed topic (an internal topic created again with another N)
-        # are assigned within seconds, not Faust's default 5 minutes.
-        consumer_metadata_max_age_ms=5_000,
-        # Partitions stay with their worker across rebalances while workers subscribe to a new
-        # query's topics one after another, so the operators a rebalance holds come back.
-        PartitionAssignor=StickyAssignor,
     )
-    # Per-app overrides of the transport's class attributes (`Transport.create_consumer` and
-    # `create_conductor` instantiate `self.Consumer` / `self.Conductor`), other apps untouched.
-    vars(app.transport).update(Consumer=AssignmentOnlyConsumer, Conductor=FastResubscribeConductor)
+    # Per-app override of the transport's class attribute (`Transport.create_consumer` instantiates
+    # `self.Consumer`), other apps untouched.
+    vars(app.transport).update(Consumer=AssignmentOnlyConsumer)
     watch_group(app, stall_bound_ms=group_stall_ms or default_stall_bound_ms(session_timeout_ms))
     return app
 
@@ -188,30 +144,7 @@ def crashed_services(app: faust.App) -> list[str]:
     ]
 
 
-def add_input_topics(app: faust.App, topics: Iterable[str], known: set[str]) -> list[Any]:
-    """Subscribe to `topics` not in `known` (updated): one agent per topic; return the new agents.
-
-    Agents created before the app starts are started by it; the caller starts the others.
-    """
-    agents = []
-    for name in sorted(set(topics) - known):
-        known.add(name)
-        topic = app.topic(name, value_serializer="raw", key_serializer="raw")
-        agents.append(app.agent(topic, name=f"streamjoin.input.{name}")(_discard))
-    return agents
-
-
-async def remove_input_topics(app: faust.App, topics: Iterable[str], known: set[str]) -> None:
-    """Unsubscribe from `topics` (a deleted query's internal topics): stop their agents and drop
-    them from the conductor, so that no metadata request of the group recreates a deleted topic
-    (brokers that auto-create topics would)."""
-    names = set(topics) & known
-    if not names:
-        return
-    known -= names
-    for name in names:
-        agent = app.agents.pop(f"streamjoin.input.{name}", None)
-        if agent is not None:
-            await agent.stop()
-    for topic in [t for t in app.topics if set(t.topics) <= names]:
-        app.topics.discard(topic)
+def subscribe(app: faust.App, topic: str) -> None:
+    """Subscribe the app, before it starts, to `topic`: one agent, started with the app."""
+    channel = app.topic(topic, value_serializer="raw", key_serializer="raw")
+    app.agent(channel, name=f"streamjoin.slots.{topic}")(_discard)

@@ -8,21 +8,15 @@ revoke waited behind it until the consumer group gave up on the worker, and the 
 unapplied. Each layout now runs in its own task, at most `concurrency` at once; its result is kept
 under the worker's lock (a few microseconds), and only if the query is still the incarnation the
 layout was for (a query deleted or redefined meanwhile is dropped: its internal topics are in the
-ledger, which the sweep clears).
-
-Every query laid out adds topics to the worker's subscription (its internal topics), and each change
-of the subscription is a rebalance of the consumer group, which holds every operator of every query
-from the revoke until the assignment (Faust's eager protocol; docs/joiner.md, "Rebalances"). So
-finished layouts are released in waves: while other layouts are still running, a
-finished one waits until the oldest waiting has waited `wave_ms`; a lone registration is released
-at once.
+ledger, which the sweep clears). A layout kept starts the query's operators in the worker's slots
+at once: the consumer group's subscription is the slots topic whatever the queries, so no layout
+rebalances the group (`worker.slots`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Awaitable, Callable, Mapping
 
 from streamjoin.joiner.layout.query_layout import QueryLayout, status_note
@@ -51,7 +45,6 @@ class QueryLayouts:
         registry: RegistryStore,
         on_laid_out: Callable[[], None],
         concurrency: int,
-        wave_ms: int = 10_000,
     ) -> None:
         """Lay queries out with `lay_out`; keep a result under `lock` (the worker's) if `current(name)`
         (the query the worker runs now) is still that incarnation; call `on_laid_out` after each (to
@@ -65,36 +58,24 @@ class QueryLayouts:
         self._status = status
         self._registry = registry
         self._on_laid_out = on_laid_out
-        self._slots = asyncio.Semaphore(concurrency)
-        self._wave_s = wave_ms / 1000
-        self._waiting: dict[str, QueryLayout] = {}  # laid out, released with the next wave
-        self._waiting_since: float | None = None
+        self._running = asyncio.Semaphore(concurrency)
         self._tasks: dict[tuple[str, str], asyncio.Task[None]] = {}
 
     def want(self, specs: Mapping[str, QuerySpec]) -> None:
-        """Release the waiting layouts if their wave is due, and queue the layout of every query of
-        `specs` (the worker's current ones) not laid out yet. Call it under the worker's lock."""
-        since = self._waiting_since
-        if since is not None and (not self._tasks or time.monotonic() - since >= self._wave_s):
-            for name, layout in self._waiting.items():
-                self.by_query[name], self.partitions[name] = layout, layout.partitions
-            self._waiting, self._waiting_since = {}, None
+        """Queue the layout of every query of `specs` (the worker's current ones) not laid out yet.
+        Call it under the worker's lock."""
         for name, spec in specs.items():
             if name in self.by_query:
                 self._status.problem(name, None)
                 continue
             key = (name, spec.incarnation)
-            if key not in self._tasks and name not in self._waiting:  # not queued, running or waiting
+            if key not in self._tasks:  # not queued or running
                 self._tasks[key] = asyncio.create_task(self._run(spec), name=f"layout {name}")
-
-    def topics(self) -> set[str]:
-        """Return the topics of the queries laid out (a missing input topic is found, not subscribed to)."""
-        return {t for lay in self.by_query.values() for t in (*lay.input_topics, *lay.internal_topics)}
 
     def forget(self, name: str) -> QueryLayout | None:
         """Drop query `name`'s layout (deleted or redefined); return it."""
         self.partitions.pop(name, None)
-        return self.by_query.pop(name, None) or self._waiting.pop(name, None)
+        return self.by_query.pop(name, None)
 
     async def _run(self, spec: QuerySpec) -> None:
         try:
@@ -103,7 +84,7 @@ class QueryLayouts:
             self._tasks.pop((spec.name, spec.incarnation), None)
 
     async def _lay_out_and_keep(self, spec: QuerySpec) -> None:
-        async with self._slots:
+        async with self._running:
             try:
                 layout = await self._lay_out(spec)
             except asyncio.CancelledError:
@@ -112,7 +93,7 @@ class QueryLayouts:
                 layout = f"laying the query out failed (retried): {type(exc).__name__}: {exc}"
         name = spec.name
         async with self._lock:
-            current, kept = self._current(name), name in self.by_query or name in self._waiting
+            current, kept = self._current(name), name in self.by_query
             if current is None or current.incarnation != spec.incarnation or kept:
                 return  # deleted or redefined meanwhile (the sweep clears its internal topics)
             self._status.problem(name, layout if isinstance(layout, str) else None)
@@ -120,9 +101,7 @@ class QueryLayouts:
                 _log.warning("query %s: %s", name, layout)
                 return
             await self._registry.write_partitioning(name, layout.plan)  # `/plan`, the query status
-            self._waiting[name] = layout
-            if self._waiting_since is None:
-                self._waiting_since = time.monotonic()
+            self.by_query[name], self.partitions[name] = layout, layout.partitions
             _log.info("query %s: %s", name, status_note(layout.plan) or "every input read directly")
         self._on_laid_out()
 

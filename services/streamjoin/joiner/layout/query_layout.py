@@ -3,9 +3,8 @@ repartitioner reads (docs/joiner.md, "Re-keyed inputs").
 
 From the partition counts of the query's topics the worker computes the `PartitioningPlan`
 (`streamjoin.query.partitioning`), creates the output and dead-letter topics and one internal topic
-per re-keyed input with the plan's N partitions, and keeps the result as a `QueryLayout`: the topics
-an operator reads (partition q of each: the direct inputs' topics and the internal topics), and the
-source partitions a repartitioner runs for.
+per re-keyed input with the plan's N partitions, and keeps the result as a `QueryLayout`: how its
+operators read the re-keyed inputs, and the source partitions a repartitioner runs for.
 """
 
 from __future__ import annotations
@@ -51,22 +50,6 @@ class QueryLayout:
     def partitions(self) -> int:
         """Return N, the query's operator partitions."""
         return self.plan.partitions
-
-    @property
-    def operator_topics(self) -> tuple[str, ...]:
-        """Return the topics whose partition q an operator q reads."""
-        rekeyed = self.rekey.internal_topics if self.rekey is not None else {}
-        return tuple(dict.fromkeys(rekeyed.get(r.stream, r.topic) for r in self.plan.routes))
-
-    @property
-    def input_topics(self) -> tuple[str, ...]:
-        """Return the user's topics the query reads (directly or through a repartitioner)."""
-        return tuple(dict.fromkeys(r.topic for r in self.plan.routes))
-
-    @property
-    def internal_topics(self) -> tuple[str, ...]:
-        """Return the query's internal topics."""
-        return tuple(r.internal_topic for r in self.plan.rekeyed if r.internal_topic is not None)
 
 
 def status_note(plan: PartitioningPlan) -> str | None:

@@ -16,8 +16,8 @@ from streamjoin.kafka import KafkaClients
 from streamjoin.topics import TopicSpec, broker_topics, create_topics
 
 __all__ = [
-    "ANCHOR_TOPIC",
-    "ensure_anchor_topic",
+    "SLOTS_TOPIC",
+    "ensure_slots_topic",
     "ensure_internal_topics",
     "ensure_output_topics",
 ]
@@ -25,15 +25,26 @@ __all__ = [
 _log = logging.getLogger(__name__)
 _VISIBLE_WITHIN_S = 10.0
 
-ANCHOR_TOPIC = "streamjoin.joiner"
-"""Internal topic every joiner subscribes to (never written), so that its consumer group has a
-subscription before any query is registered: aiokafka refuses an empty one, and Faust only finishes
-starting after the group's first rebalance."""
+SLOTS_TOPIC = "streamjoin.joiner.slots"
+"""The internal topic whose partitions are the slots the joiners' group assigns (`worker.slots`):
+every joiner subscribes to it and to nothing else; it is never written."""
 
 
-def ensure_anchor_topic(kafka: KafkaClients) -> None:
-    """Create `ANCHOR_TOPIC` (1 partition) if it is missing and wait until the broker lists it."""
-    _create_visible(kafka, [TopicSpec(ANCHOR_TOPIC, "internal", 1)])
+def ensure_slots_topic(kafka: KafkaClients, slots: int) -> int | str:
+    """Create `SLOTS_TOPIC` with `slots` partitions if it is missing and wait until the broker lists
+    it; return `slots`, or why the worker must not start (the topic has another count).
+
+    An existing topic is never altered: every worker of the group must map queries onto the same
+    slots, and a new count moves nearly every operator (docs/joiner.md, "Slots").
+    """
+    existing = _create_visible(kafka, [TopicSpec(SLOTS_TOPIC, "internal", slots)])[SLOTS_TOPIC]
+    if existing != slots:
+        return (
+            f"topic {SLOTS_TOPIC} has {existing} partitions but this worker's slot count "
+            f"(STREAMJOIN_JOINER_SLOTS) is {slots}: set it to {existing}, or delete the topic while no "
+            "joiner runs (it holds nothing) to use another count"
+        )
+    return slots
 
 
 def ensure_output_topics(

@@ -1,9 +1,9 @@
-"""`Repartitioners`: the repartitioners a worker runs, one per source partition it owns of each
-re-keyed input (docs/joiner.md, "Re-keyed inputs").
+"""`Repartitioners`: the repartitioners a worker runs, one per source partition of each re-keyed
+input whose slot it owns (`worker.slots`) (docs/joiner.md, "Re-keyed inputs").
 
 The worker hands it the jobs it should run after every change of assignment or registry (`sync`);
 it starts the missing ones, stops those no longer wanted (each finishes its batch), and restarts
-one whose job changed or that ended. A rebalance holds those of the revoked source partitions
+one whose job changed or that ended. A rebalance holds those of the revoked slots
 (`hold`) until the assignment says which to `release`. The producer they share is made with the
 first one, so a worker whose queries re-key nothing has none.
 """
@@ -13,14 +13,12 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from streamjoin.joiner.config import WorkerConfig
-from streamjoin.joiner.group.app import remove_input_topics
 from streamjoin.joiner.health import Health
 from streamjoin.joiner.operators.config import OperatorConfig
 from streamjoin.joiner.recovery.positions import PositionLog
-from streamjoin.joiner.repartition.cleanup import InternalTopics, possible_internal_topics
+from streamjoin.joiner.repartition.cleanup import InternalTopics
 from streamjoin.joiner.repartition.marks import RekeyMarks
 from streamjoin.joiner.repartition.producer import RekeyProducer
 from streamjoin.joiner.repartition.repartitioner import RekeyJob, Repartitioner
@@ -149,13 +147,11 @@ class Repartitioners:
         runners = [self.running.pop(k) for k in list(keys) if k in self.running]
         await asyncio.gather(*(r.stop() for r in runners), return_exceptions=True)
 
-    async def drop(self, query: QueryDef, internal: Iterable[str], app: Any, subscribed: set[str]) -> None:
-        """Stop reading a deleted query's internal topics, fence its repartitioners and delete their
-        positions, and list the topics for deletion (the caller `sweep`s once for every query it
+    async def drop(self, query: QueryDef) -> None:
+        """Fence a deleted query's repartitioners and delete their positions, and list its internal
+        topics for deletion (the caller `sweep`s once for every query it
         dropped; `repartition.cleanup`: every worker tries, and whoever sweeps next finishes what a
         failure or a crash left)."""
-        topics = (*internal, *possible_internal_topics(query))
-        await remove_input_topics(app, topics, subscribed)  # the worker's group stops reading them
         await self.topics.retire(query, deleted=True)
 
     async def redefined(self, query: QueryDef) -> None:

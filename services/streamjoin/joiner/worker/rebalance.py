@@ -1,6 +1,6 @@
-"""Hold what runs on the partitions a rebalance revoked (docs/joiner.md, "Rebalances").
+"""Hold what runs in the slots a rebalance revoked (docs/joiner.md, "Rebalances").
 
-The group's eager protocol revokes every partition before it assigns them again, mostly to the same
+The group's eager protocol revokes every slot before it assigns them again, mostly to the same
 worker; holding instead of stopping keeps what comes back running without a restart
 (`operators.hold`).
 """
@@ -16,8 +16,7 @@ from streamjoin.joiner.operators.config import OperatorConfig
 from streamjoin.joiner.operators.operator import PartitionOperator
 from streamjoin.joiner.publish.publisher import Publisher
 from streamjoin.joiner.repartition.repartitioner import RekeyJob
-from streamjoin.joiner.repartition.repartitioners import Repartitioners
-from streamjoin.joiner.worker.assignment import TopicPartitionKey
+from streamjoin.joiner.repartition.repartitioners import JobKey, Repartitioners
 
 __all__ = ["OpKey", "hold", "release"]
 
@@ -29,18 +28,17 @@ OpKey = tuple[str, int]
 async def hold(
     ops: Mapping[OpKey, PartitionOperator],
     rekeyers: Repartitioners,
-    revoked: set[TopicPartitionKey],
+    jobs: list[JobKey],
     stop: Callable[[list[OpKey]], Awaitable[None]],
     publisher: Publisher | None,
     config: OperatorConfig,
 ) -> None:
-    """Hold `ops` and the repartitioners of the `revoked` source partitions at once, until nothing of
-    theirs is in flight; `stop` the operators (and stop the repartitioners) that do not settle within
+    """Hold `ops` and the repartitioners of `jobs` (those of the revoked slots) at once, until nothing
+    of theirs is in flight; `stop` the operators (and stop the repartitioners) that do not settle within
     the stop timeout, then flush the producer (bounded by the stop timeout)."""
     began = time.monotonic()
     for op in ops.values():
         op.hold()
-    jobs = [k for k, r in rekeyers.running.items() if (r.job.topic, r.job.partition) in revoked]
     settled, _ = await asyncio.gather(
         asyncio.gather(*(op.settled() for op in ops.values())), rekeyers.hold(jobs)
     )
@@ -49,14 +47,14 @@ async def hold(
     if publisher is not None and (left := await publisher.flush(config.stop_timeout_ms)):
         _log.warning("%d output records still unacknowledged after a revoke", left)
     _log.info(
-        "revoked %d partitions: held %d operators and %d repartitioners in %.2f s (%d stopped, unsettled)",
-        len(revoked), len(ops) - len(unsettled), len(jobs), time.monotonic() - began, len(unsettled),
+        "revoked: held %d operators and %d repartitioners in %.2f s (%d stopped, unsettled)",
+        len(ops) - len(unsettled), len(jobs), time.monotonic() - began, len(unsettled),
     )  # fmt: skip
 
 
 def release(ops: Iterable[PartitionOperator], rekeyers: Repartitioners, jobs: Iterable[RekeyJob]) -> int:
     """Let the held `ops` and the held repartitioners of `jobs` go on (the assignment gave their
-    partitions back); return how many operators were held."""
+    slots back); return how many operators were held."""
     held = [op for op in ops if op.held]
     for op in held:
         op.release()

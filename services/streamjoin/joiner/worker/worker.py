@@ -1,10 +1,11 @@
 """`JoinerWorker`: one `streamjoin joiner` process (docs/joiner.md).
 
-It follows the registry, subscribes its Faust app to every input topic, and runs one
-`PartitionOperator` per (query, partition) whose input partitions Faust assigned to it. Faust's
-revoke signal holds what runs on the revoked partitions (`worker.rebalance`); the assign signal
-releases what came back, and the rest stops. New operators claim their partitions in Redis (fencing
-any zombie) and resume from the committed state.
+It follows the registry, subscribes its Faust app to the slots topic (`worker.slots`), and runs one
+`PartitionOperator` per (query, partition) and the repartitioners whose slot the group assigned it.
+A query registered or deleted changes no subscription: its operators start or stop at once. Faust's
+revoke signal (a worker joined or left) holds what runs in the revoked slots (`worker.rebalance`);
+the assign signal releases what came back, and the rest stops. New operators claim their
+partitions in Redis (fencing any zombie) and resume from the committed state.
 """
 
 from __future__ import annotations
@@ -20,11 +21,11 @@ from collections.abc import Callable, Coroutine, Iterable
 from typing import Any
 
 from streamjoin.joiner.config import WorkerConfig
-from streamjoin.joiner.group.app import add_input_topics, make_app
+from streamjoin.joiner.group.app import make_app, subscribe
 from streamjoin.joiner.health import Health, serve_readiness
 from streamjoin.joiner.layout.layouts import QueryLayouts
 from streamjoin.joiner.layout.query_layout import QueryLayout, lay_out
-from streamjoin.joiner.layout.topic_setup import ANCHOR_TOPIC, ensure_anchor_topic
+from streamjoin.joiner.layout.topic_setup import SLOTS_TOPIC, ensure_slots_topic
 from streamjoin.joiner.operators.operator import PartitionOperator
 from streamjoin.joiner.publish.publisher import Publisher
 from streamjoin.joiner.recovery.positions import PositionLog
@@ -32,6 +33,7 @@ from streamjoin.joiner.registry_follow.epoch import RegistryEpoch
 from streamjoin.joiner.registry_follow.lag import RegistryLag
 from streamjoin.joiner.registry_follow.status import StatusReporter
 from streamjoin.joiner.registry_follow.watch import QuerySpec, specs_from_snapshot
+from streamjoin.joiner.repartition.repartitioner import RekeyJob
 from streamjoin.joiner.repartition.repartitioners import Repartitioners
 from streamjoin.joiner.worker.assignment import Assignment
 from streamjoin.joiner.worker.checks import (
@@ -43,6 +45,7 @@ from streamjoin.joiner.worker.checks import (
 )
 from streamjoin.joiner.worker.planning import QueryFactories
 from streamjoin.joiner.worker.rebalance import OpKey, hold, release
+from streamjoin.joiner.worker.slots import EXIT_MISCONFIGURED, slot_of
 from streamjoin.joiner.worker.tasks import every, retry_until_stopped
 from streamjoin.kafka import Consumer, KafkaClients, new_consumer
 from streamjoin.registry import RegistryStore
@@ -72,7 +75,6 @@ class JoinerWorker:
         self._meta: Consumer | None = None
         # Faust wants a data directory; nothing is kept there, so a private one that goes with us.
         self._faust_dir = tempfile.TemporaryDirectory(prefix="streamjoin-faust-")
-        self._known_topics: set[str] = set()
         self._specs: dict[str, QuerySpec] = {}
         self._rekeyers = Repartitioners.from_settings(
             settings, config, self._kafka, self.health, self._registry, self._positions
@@ -89,7 +91,6 @@ class JoinerWorker:
         self._laid = QueryLayouts(  # `self._specs` is replaced on each change: read it when asked
             self._lay_out, lambda name: self._specs.get(name), lock=self._lock, status=self._status,
             registry=self._registry, on_laid_out=self._kick, concurrency=config.layout_concurrency,
-            wave_ms=config.layout_wave_ms,
         )  # fmt: skip
         self._layouts, self._partitions = self._laid.by_query, self._laid.partitions
         self._started_at = time.time()
@@ -120,9 +121,12 @@ class JoinerWorker:
         tasks: list[asyncio.Task[None]] = []
         try:
             await self._retry_until_stopped("kafka", self._meta.start)
-            await self._retry_until_stopped(
-                "kafka", lambda: asyncio.to_thread(ensure_anchor_topic, self._kafka)
+            slots = await self._retry_until_stopped(
+                "kafka", lambda: asyncio.to_thread(ensure_slots_topic, self._kafka, self.config.slots)
             )
+            if isinstance(slots, str):  # the topic has another count: every operator would move
+                _log.error("worker %s cannot start: %s", self.config.worker_id, slots)
+                return self.request_stop(EXIT_MISCONFIGURED)
             snapshot = await self._retry_until_stopped("redis", self._registry.snapshot)
             if snapshot is None:
                 return
@@ -130,20 +134,16 @@ class JoinerWorker:
                 self.exit_code = EXIT_UNSAFE_REDIS
                 return
             self._app = make_app(
-                self.config.group,
-                self._kafka,
-                datadir=self._faust_dir.name,
-                session_timeout_ms=self.config.session_timeout_ms,
-                group_stall_ms=self.config.group_stall_ms,
-            )
+                self.config.group, self._kafka, datadir=self._faust_dir.name,
+                session_timeout_ms=self.config.session_timeout_ms, group_stall_ms=self.config.group_stall_ms,
+            )  # fmt: skip
             guard = watch_faust(self._app, self.health, self.request_stop)  # from the first join on
             tasks = [asyncio.create_task(guard, name="faust")]
             self._app.on_partitions_revoked.connect(self._on_revoked)
             self._app.on_partitions_assigned.connect(self._on_assigned)
             self._specs, _ = specs_from_snapshot(snapshot)
             self._version = self._applied = snapshot.version
-            # The anchor topic keeps the group's subscription non-empty while no query is registered.
-            add_input_topics(self._app, {ANCHOR_TOPIC} | self._laid.topics(), self._known_topics)
+            subscribe(self._app, SLOTS_TOPIC)  # the group's one subscription, whatever the queries
             self._app.finalize()
             await self._app.start()
             self.health.started = True
@@ -234,10 +234,8 @@ class JoinerWorker:
             self._status.retain(snapshot.queries)
             for name, problem in problems.items():
                 self._status.problem(name, problem)
-        if gone:  # one batch of topic deletions, off the lock, once the group stopped reading them
+        if gone:  # one batch of topic deletions, off the lock, once the other workers stopped reading them
             self._background(self._rekeyers.sweep(after_s=2.0))
-        for agent in add_input_topics(self._app, self._laid.topics(), self._known_topics):
-            await agent.start()
         await self._reconcile()
         self._applied = max(self._applied, snapshot.version)
 
@@ -245,44 +243,44 @@ class JoinerWorker:
         """Tear deleted queries down together (operators stop at once, then the rest concurrently):
         one after another, 30 deletions held the lock 30 s and a revoke behind it (exit 75)."""
         layouts = {n: self._layouts.get(n) for n in gone}
-        internal = await self._forget(set(gone))
+        await self._forget(set(gone))
 
         async def drop(name: str) -> None:
             layout = layouts[name]  # its repartitioners' marks go too
             rekeyed = [(j.position_name, j.partition) for j in layout.jobs] if layout else []
             await self._positions.forget(name, range(layout.partitions if layout else 0), rekeyed)
-            await self._rekeyers.drop(gone[name].query, internal[name], self._app, self._known_topics)
+            await self._rekeyers.drop(gone[name].query)
             self._factories.drop(name)
             _log.info("query %s deleted: dropped %d state keys", name, await self._store.drop_query(name))
 
         await asyncio.gather(*(drop(name) for name in sorted(gone)))
 
-    async def _forget(self, names: set[str]) -> dict[str, tuple[str, ...]]:
+    async def _forget(self, names: set[str]) -> None:
         """Stop the operators and repartitioners of queries `names` (at once) and forget what was found
-        about them (deleted or redefined); return their internal topics."""
+        about them (deleted or redefined)."""
         await self._stop_ops([k for k in self._ops if k[0] in names])
         await self._rekeyers.stop([k for k in self._rekeyers.running if k[0] in names])
         for name in names:
             self._status.forget(name)
-        layouts = {name: self._laid.forget(name) for name in names}
-        return {name: layout.internal_topics if layout else () for name, layout in layouts.items()}
+            self._laid.forget(name)
 
     # -- assignment ---------------------------------------------------------------------------
 
     async def _on_revoked(self, sender: Any, revoked: Iterable[Any], **_: Any) -> None:
-        """Hold what runs on the revoked partitions (nothing of it in flight once this returns)."""
-        lost = self._assignment.revoke((tp.topic, tp.partition) for tp in revoked)
+        """Hold what runs in the revoked slots (nothing of it in flight once this returns)."""
+        lost = self._assignment.revoke(tp.partition for tp in revoked if tp.topic == SLOTS_TOPIC)
         async with self._lock:
             held = {k: op for k, op in self._ops.items() if not self._owned(k)}
+            jobs = [k for k, r in self._rekeyers.running.items() if self._slot(r.job) in lost]
             stop = functools.partial(self._stop_ops, released="a rebalance")
-            await hold(held, self._rekeyers, lost, stop, self._publisher, self.config.operator)
+            await hold(held, self._rekeyers, jobs, stop, self._publisher, self.config.operator)
 
     async def _on_assigned(self, sender: Any, assigned: Iterable[Any], **_: Any) -> None:
         """Release what was held and came back; the reconcile stops the rest and starts what is new."""
-        self._assignment.assign((tp.topic, tp.partition) for tp in assigned)
+        self._assignment.assign(tp.partition for tp in assigned if tp.topic == SLOTS_TOPIC)
         owned = [op for key, op in self._ops.items() if self._owned(key)]
         kept = release(owned, self._rekeyers, self._jobs(self._assignment.owns))
-        _log.info("assigned %d partitions, kept %d operators", len(self._assignment.partitions), kept)
+        _log.info("assigned %d slots, kept %d operators", len(self._assignment.slots), kept)
         self._kick()
 
     def _kick(self) -> None:
@@ -299,17 +297,20 @@ class JoinerWorker:
         self._background(run())
 
     def _owned(self, key: OpKey) -> bool:
-        layout = self._layouts.get(key[0])
-        return layout is not None and all(self._assignment.owns(t, key[1]) for t in layout.operator_topics)
+        n = self._partitions.get(key[0])
+        return n is not None and self._assignment.owns(slot_of(*key, n, self.config.slots))
 
-    def _jobs(self, owns: Callable[[str, int], bool]) -> list[Any]:
-        """Return the repartitioner jobs of the source partitions `owns` accepts."""
+    def _slot(self, job: RekeyJob) -> int:
+        return slot_of(job.query.name, job.partition, job.partitions, self.config.slots)
+
+    def _jobs(self, owns: Callable[[int], bool]) -> list[RekeyJob]:
+        """Return the repartitioner jobs of the slots `owns` accepts."""
         return [
             job
             for name, layout in self._layouts.items()
             if name in self._specs and not self._specs[name].paused
             for job in layout.jobs
-            if owns(job.topic, job.partition)
+            if owns(self._slot(job))
         ]
 
     async def _reconcile(self) -> None:
@@ -336,8 +337,6 @@ class JoinerWorker:
                 self._start_op(key, spec)
             owns, holds = self._assignment.owns, self._assignment.holds
             await self._rekeyers.sync(self._jobs(owns), kept=self._jobs(holds))
-        for agent in add_input_topics(self._app, self._laid.topics(), self._known_topics):
-            await agent.start()  # a new query's internal topics
         await self._sync_status()
 
     async def _lay_out(self, spec: QuerySpec) -> QueryLayout | str:
