@@ -18,7 +18,8 @@ from streamjoin.joiner import JoinerWorker, WorkerConfig
 from streamjoin.joiner.group.app import make_app
 from streamjoin.joiner.layout.topic_setup import SLOTS_TOPIC, ensure_slots_topic
 from streamjoin.joiner.worker.assignment import Assignment
-from streamjoin.joiner.worker.slots import EXIT_MISCONFIGURED, slot_of
+from streamjoin.joiner.worker.checks import EXIT_MISCONFIGURED
+from streamjoin.joiner.worker.slots import slot_of
 from streamjoin.kafka import KafkaClients
 from streamjoin.settings import load_settings
 

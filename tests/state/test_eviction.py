@@ -20,7 +20,7 @@ from streamjoin.api.config import ConfigurationError
 from streamjoin.api.main import create_app
 from streamjoin.dev.redis_cluster import EmbeddedRedisCluster
 from streamjoin.dev.resp import RespConnection
-from streamjoin.joiner.worker.checks import EXIT_UNSAFE_REDIS
+from streamjoin.joiner.worker.checks import EXIT_MISCONFIGURED
 from streamjoin.registry import RegistryStore
 from streamjoin.state.redis import RedisStateStore
 
@@ -95,8 +95,8 @@ def test_the_worker_and_the_api_refuse_a_redis_that_evicts(
         assert worker.process is not None
         code = worker.process.wait_exit(timeout_ms=60_000)
         worker.stop()
-        assert code == EXIT_UNSAFE_REDIS, worker.log_tail()
-        assert "refusing to run: Redis may evict" in worker.log_tail() and "allkeys-lru" in worker.log_tail()
+        assert code == EXIT_MISCONFIGURED, worker.log_tail()
+        assert "cannot start: Redis may evict" in worker.log_tail() and "allkeys-lru" in worker.log_tail()
         app = create_app(api_settings(restartable_redis.url, kafka_broker))
         with pytest.raises(ConfigurationError, match="maxmemory-policy allkeys-lru"), TestClient(app):
             pass

@@ -17,23 +17,15 @@ from streamjoin.kafka import Consumer, ConsumerError
 from streamjoin.registry import RegistryStore
 from streamjoin.state.redis import RedisStateStore
 
-__all__ = ["EXIT_UNSAFE_REDIS", "check_faust", "probe_kafka", "publish_stats", "redis_evicts", "watch_faust"]
+__all__ = ["EXIT_MISCONFIGURED", "check_faust", "probe_kafka", "publish_stats", "watch_faust"]
 
 _log = logging.getLogger(__name__)
 _KAFKA_PROBE_TIMEOUT_S = 2.0
 
-EXIT_UNSAFE_REDIS = 78
-"""The worker's exit code when its Redis may evict keys (EX_CONFIG: fix the configuration first)."""
-
-
-def redis_evicts(problem: str | None, health: Health) -> bool:
-    """Report a Redis that may evict keys (`RedisStateStore.eviction_problem`): not ready, an error
-    logged. The worker then exits with `EXIT_UNSAFE_REDIS` rather than run on state that can vanish."""
-    if problem is None:
-        return False
-    health.fail("redis", problem)
-    _log.error("refusing to run: %s", problem)
-    return True
+EXIT_MISCONFIGURED = 78
+"""A worker's exit status when its configuration or its Redis' is unsafe to run with (sysexits'
+EX_CONFIG: starting it again changes nothing): a slot count that is not the slots topic's
+(`worker.slots`), a Redis that may evict keys (`state.redis.eviction`)."""
 
 
 def check_faust(app: Any, health: Health) -> None:

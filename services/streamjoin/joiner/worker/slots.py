@@ -17,11 +17,7 @@ from __future__ import annotations
 
 import zlib
 
-__all__ = ["EXIT_MISCONFIGURED", "slot_of"]
-
-EXIT_MISCONFIGURED = 78
-"""A worker's exit status when its slot count is not the slots topic's (sysexits' EX_CONFIG):
-starting it again changes nothing."""
+__all__ = ["slot_of"]
 
 
 def slot_of(query: str, partition: int, partitions: int, slots: int) -> int:

@@ -36,16 +36,10 @@ from streamjoin.joiner.registry_follow.watch import QuerySpec, specs_from_snapsh
 from streamjoin.joiner.repartition.repartitioner import RekeyJob
 from streamjoin.joiner.repartition.repartitioners import Repartitioners
 from streamjoin.joiner.worker.assignment import Assignment
-from streamjoin.joiner.worker.checks import (
-    EXIT_UNSAFE_REDIS,
-    probe_kafka,
-    publish_stats,
-    redis_evicts,
-    watch_faust,
-)
+from streamjoin.joiner.worker.checks import EXIT_MISCONFIGURED, probe_kafka, publish_stats, watch_faust
 from streamjoin.joiner.worker.planning import QueryFactories
 from streamjoin.joiner.worker.rebalance import OpKey, hold, release
-from streamjoin.joiner.worker.slots import EXIT_MISCONFIGURED, slot_of
+from streamjoin.joiner.worker.slots import slot_of
 from streamjoin.joiner.worker.tasks import every, retry_until_stopped
 from streamjoin.kafka import Consumer, KafkaClients, new_consumer
 from streamjoin.registry import RegistryStore
@@ -124,15 +118,14 @@ class JoinerWorker:
             slots = await self._retry_until_stopped(
                 "kafka", lambda: asyncio.to_thread(ensure_slots_topic, self._kafka, self.config.slots)
             )
-            if isinstance(slots, str):  # the topic has another count: every operator would move
-                _log.error("worker %s cannot start: %s", self.config.worker_id, slots)
-                return self.request_stop(EXIT_MISCONFIGURED)
             snapshot = await self._retry_until_stopped("redis", self._registry.snapshot)
             if snapshot is None:
                 return
-            if redis_evicts(await self._store.eviction_problem(), self.health):
-                self.exit_code = EXIT_UNSAFE_REDIS
-                return
+            # Another slot count would move every operator; state Redis may evict loses results silently.
+            problem = slots if isinstance(slots, str) else await self._store.eviction_problem()
+            if problem is not None:
+                _log.error("worker %s cannot start: %s", self.config.worker_id, problem)
+                return self.request_stop(EXIT_MISCONFIGURED)
             self._app = make_app(
                 self.config.group, self._kafka, datadir=self._faust_dir.name,
                 session_timeout_ms=self.config.session_timeout_ms, group_stall_ms=self.config.group_stall_ms,
