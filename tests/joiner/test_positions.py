@@ -23,6 +23,7 @@ from streamjoin.kafka import KafkaClients
 from streamjoin.registry import RegistrySnapshot
 from streamjoin.state.base import Checkpoint, CommitBatch, FencedError, OutboxState
 from streamjoin.state.redis import RedisStateStore
+from streamjoin.state.redis.codec import pack_entry
 
 INC = "1700000000.5:1"
 
@@ -171,6 +172,44 @@ def test_keeper_follows_commits_and_marks_only_acknowledged_state() -> None:
         await store.aclose()
 
     asyncio.run(run())
+
+
+def test_a_marker_packs_a_held_entry_again_only_once_its_header_changed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # While a watermark held back keeps a backlog in the windows, a marker a second must not pack
+    # every held entry anew: only those added, released (`seq`) or shed (`passes`) since the last.
+    packed: list[int] = []
+
+    def counting_pack(entry: Entry) -> bytes:
+        packed.append(entry.offset)
+        return pack_entry(entry)
+
+    monkeypatch.setattr("streamjoin.joiner.recovery.positions.pack_entry", counting_pack)
+    store, outputs = _store_and_outputs()
+    keeper = PositionKeeper(
+        PositionLog(KafkaClients("127.0.0.1:1"), prefix="p:"), "q", 0, INC, store=store, outputs=outputs
+    )
+    keeper.reset(Checkpoint(1, 0, {}, {}, [], {}, {}, {}))
+    held = [_entry(0, off, 50 + off) for off in range(4)]
+    added = BuiltBatch(
+        CommitBatch(batch=1, offsets={"a": 4}, scalars={"watermark": 1.0}, added=[(e, b"{}") for e in held]),
+        [], [], 0, None,
+    )  # fmt: skip
+    keeper.batch(added)
+    assert sorted(keeper.marker(1).entries) == [(0, off, f"{50 + off}|9|1|{off}", -1) for off in range(4)]
+    assert sorted(packed) == [0, 1, 2, 3]
+    packed.clear()
+    assert keeper.marker(1).entries == keeper.marker(1).entries and packed == []  # nothing changed
+    held[1].seq, held[2].passes = 7, False  # released, shed
+    expired = BuiltBatch(
+        CommitBatch(batch=2, offsets={"a": 4}, scalars={"watermark": 2.0}, expired=[held[3]]), [], [], 0, None
+    )
+    keeper.batch(expired)
+    rows = keeper.marker(2).entries
+    assert sorted(packed) == [1, 2]
+    assert sorted(rows) == [(0, 0, "50|9|1|0", -1), (0, 1, "51|9|1|7", -1), (0, 2, "52|9|0|2", -1)]
+    assert len(keeper._rows) == 3  # the expired entry's row is gone with it
 
 
 def _result(rid: str) -> OutboxRecord:

@@ -62,6 +62,12 @@ __all__ = [
 ]
 
 _log = logging.getLogger(__name__)
+
+_MarkerRow = tuple[int, int, str, int]
+"""A held entry as a marker lists it: input, offset, packed header, source partition (-1: its own)."""
+_CachedRow = tuple[int, bool, _MarkerRow]
+"""A marker row with the `seq` and `passes` it was packed with."""
+
 DEFAULT_POSITIONS_TOPIC = "streamjoin.positions"
 _MAX_MARKER_BYTES = 900_000
 """A marker larger than this (compressed) is not written: under the broker's default message limit."""
@@ -228,6 +234,7 @@ class PositionKeeper:
         """After a rebuild: what was published after the marker, dropped when produced again."""
         self._interval = interval_ms / 1000
         self._entries: dict[tuple[int, int, int], Entry] = {}
+        self._rows: dict[tuple[int, int, int], _CachedRow] = {}
         self._sources: dict[str, int] = {}
         self._outputs: dict[str, int] = {}
         self._offsets: dict[str, int] = {}
@@ -240,6 +247,7 @@ class PositionKeeper:
     def reset(self, checkpoint: Checkpoint) -> None:
         """Start from a claimed (or rebuilt, or just positioned) checkpoint."""
         self._entries = {(e.input, e.partition, e.offset): e for e in checkpoint.entries}
+        self._rows = {}
         self._sources = dict(checkpoint.sources)
         acked = {n: box.acked_offset for n, box in checkpoint.outboxes.items()}
         self._outputs = outputs_of(checkpoint.output_start, acked)
@@ -262,8 +270,11 @@ class PositionKeeper:
         commit, held = built.commit, self._entries
         for entry, _ in commit.added:
             held[(entry.input, entry.partition, entry.offset)] = entry
+        rows = self._rows
         for entry in commit.expired:
-            held.pop((entry.input, entry.partition, entry.offset), None)
+            key = (entry.input, entry.partition, entry.offset)
+            held.pop(key, None)
+            rows.pop(key, None)
         self._sources.update(commit.sources)
         for name, value in commit.counters.items():
             self._counters[name] = self._counters.get(name, 0) + value
@@ -302,21 +313,33 @@ class PositionKeeper:
             watermark=float(watermark) if isinstance(watermark, int | float) else None,
             scalars=dict(self._scalars),
             counters=dict(self._counters),
-            entries=[
-                (
-                    e.input,
-                    e.offset,
-                    pack_entry(e).decode(),
-                    -1 if e.partition == self.partition else e.partition,
-                )
-                for e in self._entries.values()
-            ],
+            entries=self._marker_rows(),
             sources=dict(self._sources),
             at=time.time(),
             # `taken` ids are of committed batches by now (`batch` confirms them): gone for good
             skip_results=sorted(self.skip.results) if self.skip is not None else [],
             skip_dead=sorted(self.skip.dead) if self.skip is not None else [],
         )
+
+    def _marker_rows(self) -> list[_MarkerRow]:
+        """Return the marker's row of every held entry. A row is packed again only when its entry's
+        header changed since the last marker (`seq` on release, `passes` when shed): held records
+        are packed about once, not once a marker, which matters while a watermark held back keeps a
+        whole backlog in the windows (a re-keyed input's slowest source partition, a start at
+        `earliest`)."""
+        rows, out, partition = self._rows, [], self.partition
+        for key, e in self._entries.items():
+            cached = rows.get(key)
+            if cached is None or cached[0] != e.seq or cached[1] != e.passes:
+                row = (
+                    e.input,
+                    e.offset,
+                    pack_entry(e).decode(),
+                    -1 if e.partition == partition else e.partition,
+                )
+                cached = rows[key] = (e.seq, e.passes, row)
+            out.append(cached[2])
+        return out
 
     async def settle(self) -> None:
         """Wait for the marker being written (a new attempt must not have an older one land later)."""

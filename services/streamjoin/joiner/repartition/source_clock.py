@@ -11,7 +11,6 @@ record (the operators would then count that partition's records late and lose th
 
 from __future__ import annotations
 
-import contextlib
 from typing import Any
 
 from streamjoin.engine import MalformedRecord, RecordReader
@@ -41,11 +40,13 @@ class SourceClock:
 
     def note(self, record: Any, kafka_ts: int, now: float) -> None:
         """Take one decoded source record: a valid one later than the clock moves it."""
-        slack = (now - self._moved_at) * 1000
-        with contextlib.suppress(MalformedRecord):
-            ts, _ = self._reader.read(
-                self._stream, record, kafka_ts, self._reader.horizon(self._stream, slack)
+        reader, stream = self._reader, self._stream
+        try:  # once per re-keyed record: a `try` costs less than entering `contextlib.suppress`
+            ts, _ = reader.read(
+                stream, record, kafka_ts, reader.horizon(stream, (now - self._moved_at) * 1000)
             )
-            self._reader.shown(self._stream, self._partition, ts)
-            if self.maxts is None or ts > self.maxts:
-                self.maxts, self._moved_at = ts, now
+        except MalformedRecord:
+            return
+        reader.shown(stream, self._partition, ts)
+        if self.maxts is None or ts > self.maxts:
+            self.maxts, self._moved_at = ts, now
