@@ -14,34 +14,21 @@ answer; on a Redis Cluster every primary is asked (replicas follow their primary
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from redis.asyncio.cluster import RedisCluster
 
 from streamjoin.state.redis.connect import RedisClient
 
-__all__ = ["SAFE_POLICY", "EvictingNode", "eviction_problem", "evicting_nodes"]
+__all__ = ["SAFE_POLICY", "eviction_problem"]
 
 SAFE_POLICY = "noeviction"
 """The one eviction policy that never drops a key: a full Redis refuses writes instead."""
 
 
-@dataclass(frozen=True)
-class EvictingNode:
-    """A Redis (or a cluster's primary) that may evict keys."""
-
-    node: str
-    maxmemory: int
-    """Bytes; eviction starts when the data set reaches it."""
-    policy: str
-
-    def __str__(self) -> str:
-        return f"{self.node} (maxmemory {self.maxmemory} bytes, maxmemory-policy {self.policy})"
-
-
-def _evicting(node: str, memory: dict[str, Any]) -> EvictingNode | None:
-    """Return `node` if its `INFO memory` section lets it evict keys (a limit and a policy that evicts).
+def _evicting(node: str, memory: dict[str, Any]) -> str | None:
+    """Describe `node` if its `INFO memory` section lets it evict keys (a limit and a policy that
+    evicts); None if it never does.
 
     >>> print(_evicting("r:1", {"maxmemory": 104857600, "maxmemory_policy": "allkeys-lru"}))
     r:1 (maxmemory 104857600 bytes, maxmemory-policy allkeys-lru)
@@ -54,31 +41,31 @@ def _evicting(node: str, memory: dict[str, Any]) -> EvictingNode | None:
     policy = str(memory.get("maxmemory_policy", SAFE_POLICY))
     if maxmemory == 0 or policy == SAFE_POLICY:
         return None
-    return EvictingNode(node, maxmemory, policy)
+    return f"{node} (maxmemory {maxmemory} bytes, maxmemory-policy {policy})"
 
 
-async def evicting_nodes(client: RedisClient) -> list[EvictingNode]:
-    """Return the nodes of `client`'s Redis (each primary of a cluster) that may evict keys."""
+async def _evicting_nodes(client: RedisClient) -> list[str]:
+    """Describe each node of `client`'s Redis (each primary of a cluster) that may evict keys."""
     if isinstance(client, RedisCluster):
         await client.initialize()  # the nodes are known once the client has connected
-        found = []
-        for primary in client.get_primaries():
-            memory = await client.info("memory", target_nodes=primary)
-            found.append(_evicting(primary.name, memory))
-        return [node for node in found if node is not None]
-    kwargs = client.connection_pool.connection_kwargs
-    node = kwargs.get("path") or f"{kwargs.get('host', '?')}:{kwargs.get('port', '?')}"
-    evicting = _evicting(str(node), await client.info("memory"))
-    return [] if evicting is None else [evicting]
+        found = [
+            _evicting(primary.name, await client.info("memory", target_nodes=primary))
+            for primary in client.get_primaries()
+        ]
+    else:
+        kwargs = client.connection_pool.connection_kwargs
+        node = kwargs.get("path") or f"{kwargs.get('host', '?')}:{kwargs.get('port', '?')}"
+        found = [_evicting(str(node), await client.info("memory"))]
+    return [node for node in found if node is not None]
 
 
 async def eviction_problem(client: RedisClient) -> str | None:
     """Return why `client`'s Redis is unsafe for streamjoin's keys, or None if it never evicts."""
-    nodes = await evicting_nodes(client)
+    nodes = await _evicting_nodes(client)
     if not nodes:
         return None
     return (
-        f"Redis may evict streamjoin's keys: {', '.join(map(str, nodes))}. A window's records evicted "
+        f"Redis may evict streamjoin's keys: {', '.join(nodes)}. A window's records evicted "
         f"while its metadata stays would lose join results without a trace; set "
         f"`maxmemory-policy {SAFE_POLICY}` (or no maxmemory) on every node"
     )
