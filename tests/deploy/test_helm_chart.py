@@ -240,6 +240,19 @@ def test_topic_job_runs_before_the_services_with_its_own_settings() -> None:
     assert in_cluster["metadata"]["annotations"]["helm.sh/hook"] == "post-install,post-upgrade"
 
 
+def test_the_joiners_and_the_topic_job_use_one_slot_count() -> None:
+    """The slots topic is created with as many partitions as the workers have slots (docs/joiner.md)."""
+    for values, slots in (({}, "64"), ({"joiner": {"slots": 12}}, "12")):
+        manifests = render(values)
+        joiner, job = (
+            manifests.get(kind, name)["spec"]["template"]["spec"]["containers"][0]
+            for kind, name in (("Deployment", "sj-streamjoin-joiner"), ("Job", "sj-streamjoin-topics"))
+        )
+        assert env_of(joiner)["STREAMJOIN_JOINER_SLOTS"] == env_of(job)["STREAMJOIN_JOINER_SLOTS"] == slots
+    with pytest.raises(Exception, match="slots"):
+        render({"joiner": {"slots": 0}})
+
+
 def test_joiners_autoscale_on_cpu_and_consumer_lag() -> None:
     manifests = render(PRODUCTION)
     assert "replicas" not in manifests.get("Deployment", "sj-streamjoin-joiner")["spec"]

@@ -16,7 +16,7 @@ from aiokafka.abc import ConsumerRebalanceListener
 from aiokafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
 from tests.joiner.harness import JoinerProcess
 
-from streamjoin.joiner.layout.topic_setup import SLOTS_TOPIC
+from streamjoin.topics import SLOTS_TOPIC
 
 SESSION_TIMEOUT_S = 16
 """The workers' session timeout. A member that left would be gone at once: the next member is

@@ -37,7 +37,6 @@ from tests.joiner.harness import (
 from tests.joiner.ownership import claims, log_slice, wait_everyone_holds
 
 from streamjoin.joiner import JoinerWorker, WorkerConfig
-from streamjoin.joiner.layout.topic_setup import SLOTS_TOPIC
 from streamjoin.joiner.operators.config import OperatorConfig
 from streamjoin.joiner.worker.slots import slot_of
 from streamjoin.kafka import TopicPartition
@@ -45,6 +44,7 @@ from streamjoin.registry import RegistryStore
 from streamjoin.settings import load_settings
 from streamjoin.state.redis.keys import StateKeys
 from streamjoin.testing import Event
+from streamjoin.topics import SLOTS_TOPIC
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.slow, pytest.mark.integration]
 

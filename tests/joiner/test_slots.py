@@ -16,12 +16,13 @@ from faust.assignor.client_assignment import ClientAssignment, ClientMetadata
 
 from streamjoin.joiner import JoinerWorker, WorkerConfig
 from streamjoin.joiner.group.app import make_app
-from streamjoin.joiner.layout.topic_setup import SLOTS_TOPIC, ensure_slots_topic
+from streamjoin.joiner.layout.topic_setup import ensure_slots_topic
 from streamjoin.joiner.worker.assignment import Assignment
 from streamjoin.joiner.worker.checks import EXIT_MISCONFIGURED
 from streamjoin.joiner.worker.slots import slot_of
 from streamjoin.kafka import KafkaClients
 from streamjoin.settings import load_settings
+from streamjoin.topics import SLOTS_TOPIC
 
 S = 64
 Held = Mapping[str, list[int]]

@@ -13,9 +13,9 @@ from confluent_kafka import Producer
 
 from streamjoin.dev.kafka_security import SecuredKafka
 from streamjoin.joiner.config import WorkerConfig
-from streamjoin.joiner.layout.topic_setup import SLOTS_TOPIC
 from streamjoin.kafka import Admin, streamjoin_acls
 from streamjoin.testing import Event
+from streamjoin.topics import SLOTS_TOPIC
 
 __all__ = ["SecuredNames", "grant_streamjoin", "produce_as", "write_catalog"]
 

@@ -73,7 +73,8 @@ class RegistryGuard:
                 )
         self._task = asyncio.create_task(self._run(), name="registry-guard")
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._first.wait(), timeout=wait_ms / 1000)
+            async with asyncio.timeout(wait_ms / 1000):
+                await self._first.wait()
         return self._first.is_set() and self.last_error is None
 
     async def stop(self) -> None:

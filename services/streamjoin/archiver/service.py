@@ -120,7 +120,8 @@ class Archiver:
 
     async def _sleep(self, seconds: float) -> None:
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._stop.wait(), timeout=seconds)
+            async with asyncio.timeout(seconds):
+                await self._stop.wait()
 
     async def _discover(self, consumer: Consumer) -> None:
         """Assign every partition of the configured topics and position the new ones."""

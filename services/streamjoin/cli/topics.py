@@ -16,6 +16,7 @@ from rich.table import Table
 from streamjoin.client_security import librdkafka_options
 from streamjoin.settings import load_settings
 from streamjoin.topics import (
+    SLOTS_TOPIC,
     BrokerUnreachableError,
     CatalogError,
     TopicCatalog,
@@ -48,7 +49,9 @@ def _load(bootstrap: str | None, file: Path | None) -> tuple[str, dict[str, str]
     """Return the brokers, the admin client's security properties, and the declaration."""
     settings = load_settings(kafka_bootstrap=bootstrap, topics_file=file)
     try:
-        return settings.kafka_bootstrap, librdkafka_options(settings), load_catalog(settings.topics_file)
+        # The slots topic has as many partitions as the joiners have slots: one setting decides both.
+        catalog = load_catalog(settings.topics_file).with_partitions(SLOTS_TOPIC, settings.joiner_slots)
+        return settings.kafka_bootstrap, librdkafka_options(settings), catalog
     except CatalogError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc

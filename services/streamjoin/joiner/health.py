@@ -60,9 +60,11 @@ async def serve_readiness(health: Health, host: str, port: int) -> asyncio.Serve
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
-            request = await asyncio.wait_for(reader.readline(), 5)
-            while (await asyncio.wait_for(reader.readline(), 5)) not in (b"\r\n", b"\n", b""):
-                pass
+            async with asyncio.timeout(5):
+                request = await reader.readline()
+            async with asyncio.timeout(5):
+                while (await reader.readline()) not in (b"\r\n", b"\n", b""):
+                    pass
             path = request.split(b" ")[1] if request.count(b" ") >= 2 else b"/"
             if path.startswith(b"/livez"):
                 body: dict[str, object] = {"live": True}

@@ -1,9 +1,10 @@
 """The topics streamjoin uses: the declaration (`catalog`) and its creation on a broker (`admin`)."""
 
 from streamjoin.topics.admin import BrokerUnreachableError, TopicResult, broker_topics, create_topics
-from streamjoin.topics.catalog import CatalogError, TopicCatalog, TopicSpec, load_catalog
+from streamjoin.topics.catalog import SLOTS_TOPIC, CatalogError, TopicCatalog, TopicSpec, load_catalog
 
 __all__ = [
+    "SLOTS_TOPIC",
     "BrokerUnreachableError",
     "CatalogError",
     "TopicCatalog",

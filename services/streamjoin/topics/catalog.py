@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Literal, TypeAlias, TypeGuard, cast, get_args
@@ -25,6 +25,7 @@ from streamjoin.jsoncheck import json_object
 from streamjoin.names import check_topic
 
 __all__ = [
+    "SLOTS_TOPIC",
     "CatalogError",
     "TopicCatalog",
     "TopicRole",
@@ -35,6 +36,11 @@ __all__ = [
 ]
 
 TopicRole: TypeAlias = Literal["input", "output", "dead-letter", "internal"]
+
+SLOTS_TOPIC = "streamjoin.joiner.slots"
+"""The internal topic whose partitions are the slots the joiners' group assigns (`joiner.worker.slots`):
+every joiner subscribes to it and to nothing else; it is never written. Its partition count is a
+setting (`joiner_slots`), which the declaration's count gives way to."""
 
 _FIELDS = {"name", "role", "partitions", "replication_factor", "config", "description"}
 
@@ -78,6 +84,12 @@ class TopicCatalog:
     def by_role(self, role: TopicRole) -> tuple[TopicSpec, ...]:
         """Return the topics of one role."""
         return tuple(spec for spec in self.topics if spec.role == role)
+
+    def with_partitions(self, name: str, partitions: int) -> TopicCatalog:
+        """Return this catalog with topic `name` (if declared) at `partitions` partitions: a count a
+        setting decides (the joiners' slots, `SLOTS_TOPIC`)."""
+        topics = tuple(replace(s, partitions=partitions) if s.name == name else s for s in self.topics)
+        return TopicCatalog(topics, source=self.source)
 
 
 def default_catalog_path() -> Path:

@@ -52,7 +52,8 @@ class HealthService:
     async def _check(self, name: str, probe: Callable[[], Awaitable[str]]) -> ReadinessCheck:
         started = time.monotonic()
         try:
-            detail = await asyncio.wait_for(probe(), timeout=self._timeout)
+            async with asyncio.timeout(self._timeout):
+                detail = await probe()
             ok = True
         except TimeoutError:
             ok, detail = False, f"no answer within {int(self._timeout * 1000)} ms"

@@ -71,7 +71,8 @@ class ResultService:
         )
         count = 0
         try:
-            await asyncio.wait_for(consumer.start(), timeout=max(deadline - time.monotonic(), 0.1))
+            async with asyncio.timeout(max(deadline - time.monotonic(), 0.1)):
+                await consumer.start()
             partitions = await self._partitions(consumer, topic, deadline)
             if partitions is None:
                 yield ResultEvent("end", reason="timeout")

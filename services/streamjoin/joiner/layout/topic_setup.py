@@ -13,10 +13,9 @@ import time
 from collections.abc import Sequence
 
 from streamjoin.kafka import KafkaClients
-from streamjoin.topics import TopicSpec, broker_topics, create_topics
+from streamjoin.topics import SLOTS_TOPIC, TopicSpec, broker_topics, create_topics
 
 __all__ = [
-    "SLOTS_TOPIC",
     "ensure_slots_topic",
     "ensure_internal_topics",
     "ensure_output_topics",
@@ -24,10 +23,6 @@ __all__ = [
 
 _log = logging.getLogger(__name__)
 _VISIBLE_WITHIN_S = 10.0
-
-SLOTS_TOPIC = "streamjoin.joiner.slots"
-"""The internal topic whose partitions are the slots the joiners' group assigns (`worker.slots`):
-every joiner subscribes to it and to nothing else; it is never written."""
 
 
 def ensure_slots_topic(kafka: KafkaClients, slots: int) -> int | str:

@@ -53,7 +53,8 @@ class Attempts:
                 _log.exception("%s failed; restarting it from its %s", self.name, self.restarts_from)
                 self.on_failure(exc)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stopping.wait(), backoff / 1000)
+                async with asyncio.timeout(backoff / 1000):
+                    await stopping.wait()
             backoff = min(backoff * 2, config.backoff_max_ms)
 
 
@@ -62,7 +63,8 @@ async def stop_bounded(name: str, task: asyncio.Task[None] | None, timeout_ms: i
     if task is None:
         return
     try:
-        await asyncio.wait_for(asyncio.shield(task), timeout_ms / 1000)
+        async with asyncio.timeout(timeout_ms / 1000):
+            await asyncio.shield(task)
     except TimeoutError:
         _log.warning("%s did not stop in time; cancelling it", name)
         task.cancel()

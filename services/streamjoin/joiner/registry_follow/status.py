@@ -70,12 +70,12 @@ class StatusReporter:
         async with self._lock:
             self._written.pop((query, partition), None)
             with contextlib.suppress(Exception):
-                if released is None:
-                    await asyncio.wait_for(self._registry.clear_status(query, partition), 1)
-                    return
-                now = time.time()
-                await asyncio.wait_for(
-                    self._registry.set_status(
+                async with asyncio.timeout(1):
+                    if released is None:
+                        await self._registry.clear_status(query, partition)
+                        return
+                    now = time.time()
+                    await self._registry.set_status(
                         query,
                         partition,
                         worker=self._worker,
@@ -84,9 +84,7 @@ class StatusReporter:
                         at=now,
                         error=f"released by worker {self._worker} ({released}); no worker runs it yet",
                         error_since=now,
-                    ),
-                    1,
-                )
+                    )
 
     async def sync(
         self, ops: Mapping[tuple[str, int], PartitionOperator], partitions: Mapping[str, int], version: int

@@ -274,7 +274,8 @@ async def wait_positioned(setup: RekeySetup | None, stopping: asyncio.Event, pol
     """Return once every repartitioner of the query has its start position (or `stopping` is set)."""
     while setup is not None and not stopping.is_set() and not await setup.positioned():
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stopping.wait(), poll_ms / 1000)
+            async with asyncio.timeout(poll_ms / 1000):
+                await stopping.wait()
 
 
 def new_reader(

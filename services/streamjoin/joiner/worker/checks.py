@@ -71,7 +71,8 @@ async def probe_kafka(meta: Consumer) -> None:
     else would show that the worker is stuck.
     """
     try:
-        await asyncio.wait_for(meta.topics(), _KAFKA_PROBE_TIMEOUT_S)
+        async with asyncio.timeout(_KAFKA_PROBE_TIMEOUT_S):
+            await meta.topics()
     except TimeoutError as exc:
         raise TimeoutError(f"no broker answered within {_KAFKA_PROBE_TIMEOUT_S:g} s") from exc
     except ConsumerError as exc:

@@ -25,7 +25,7 @@ from streamjoin.joiner.group.app import make_app, subscribe
 from streamjoin.joiner.health import Health, serve_readiness
 from streamjoin.joiner.layout.layouts import QueryLayouts
 from streamjoin.joiner.layout.query_layout import QueryLayout, lay_out
-from streamjoin.joiner.layout.topic_setup import SLOTS_TOPIC, ensure_slots_topic
+from streamjoin.joiner.layout.topic_setup import ensure_slots_topic
 from streamjoin.joiner.operators.operator import PartitionOperator
 from streamjoin.joiner.publish.publisher import Publisher
 from streamjoin.joiner.recovery.positions import PositionLog
@@ -40,11 +40,12 @@ from streamjoin.joiner.worker.checks import EXIT_MISCONFIGURED, probe_kafka, pub
 from streamjoin.joiner.worker.planning import QueryFactories
 from streamjoin.joiner.worker.rebalance import OpKey, hold, release
 from streamjoin.joiner.worker.slots import slot_of
-from streamjoin.joiner.worker.tasks import every, retry_until_stopped
+from streamjoin.joiner.worker.tasks import cancel_and_wait, every, retry_until_stopped
 from streamjoin.kafka import Consumer, KafkaClients, new_consumer
 from streamjoin.registry import RegistryStore
 from streamjoin.settings import Settings
 from streamjoin.state.redis import RedisStateStore
+from streamjoin.topics import SLOTS_TOPIC
 
 __all__ = ["JoinerWorker"]
 
@@ -141,15 +142,15 @@ class JoinerWorker:
             await self._app.start()
             self.health.started = True
             _log.info("worker %s started (group %s)", self.config.worker_id, self.config.group)
-            tasks += [
-                asyncio.create_task(self._watch_registry(), name="registry"),
-                asyncio.create_task(self._every(self.config.heartbeat_ms, self._heartbeat), name="heartbeat"),
-                asyncio.create_task(
-                    self._every(self.config.stats_interval_ms, self._publish_stats), name="stats"
-                ),
-                asyncio.create_task(self._every(self.config.replan_interval_ms, self._replan), name="replan"),
-                asyncio.create_task(self._every(1_000, self._probe_kafka), name="kafka"),
-                asyncio.create_task(self._every(10_000, self._rekeyers.sweep), name="internal-topics"),
+            tasks += [asyncio.create_task(self._watch_registry(), name="registry")] + [
+                asyncio.create_task(every(self.health, interval_ms, job), name=name)
+                for name, interval_ms, job in (
+                    ("heartbeat", self.config.heartbeat_ms, self._heartbeat),
+                    ("stats", self.config.stats_interval_ms, self._publish_stats),
+                    ("replan", self.config.replan_interval_ms, self._replan),
+                    ("kafka", 1_000, self._probe_kafka),
+                    ("internal-topics", 10_000, self._rekeyers.sweep),
+                )
             ]
             await self._stop.wait()
         finally:
@@ -157,16 +158,15 @@ class JoinerWorker:
 
     async def _shutdown(self, tasks: list[asyncio.Task[None]], server: asyncio.Server | None) -> None:
         _log.info("worker %s stopping", self.config.worker_id)
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await cancel_and_wait(tasks, timeout_s=2.0)
         await self._laid.close()
         async with self._lock:
             await self._stop_ops(list(self._ops), released="the worker stopped")
             await self._rekeyers.close()
         if self._app is not None:
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._app.stop(), self.config.shutdown_timeout_ms / 2000)
+                async with asyncio.timeout(self.config.shutdown_timeout_ms / 2000):
+                    await self._app.stop()
         await asyncio.to_thread(self._positions.close)
         if self._publisher is not None:
             await asyncio.to_thread(self._publisher.close, 2_000)
@@ -174,7 +174,8 @@ class JoinerWorker:
             with contextlib.suppress(Exception):
                 await self._meta.stop()
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(self._registry.remove_worker(self.config.worker_id), 1)
+            async with asyncio.timeout(1):
+                await self._registry.remove_worker(self.config.worker_id)
         with contextlib.suppress(Exception):
             await self._registry.aclose()
             await self._store.aclose()
@@ -185,9 +186,6 @@ class JoinerWorker:
 
     async def _retry_until_stopped(self, component: str, call: Any) -> Any:
         return await retry_until_stopped(self.health, self._stop, component, call)
-
-    async def _every(self, interval_ms: int, job: Any) -> None:
-        await every(self.health, interval_ms, job)
 
     # -- registry -----------------------------------------------------------------------------
 
