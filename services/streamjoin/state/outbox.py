@@ -113,7 +113,7 @@ class ResultRecords(Sequence[OutboxRecord]):
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Sequence):
             return NotImplemented
-        return len(self) == len(other) and all(map(tuple.__eq__, self, other))
+        return len(self) == len(other) and list(self) == list(other)
 
     __hash__ = None  # type: ignore[assignment]  # a mutable sequence's equality, as a list's
 
