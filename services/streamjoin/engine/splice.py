@@ -17,7 +17,7 @@ import json
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from itertools import chain
-from operator import attrgetter, eq, itemgetter
+from operator import attrgetter, itemgetter
 from typing import cast
 
 from streamjoin.engine.entry import Entry
@@ -104,9 +104,8 @@ class BatchSplicer:
         text = ts_text(ts)
         # A result's timestamp is its first youngest member's: a member before the emitter as old as
         # it is the one, and its text may differ (1 and 1.0): then the run is formatted one by one.
-        same = partial(eq, ts)
         for column in columns[:at]:
-            if any(t != text for t in map(ts_text, filter(same, map(_ts, column)))):
+            if ts in map(_ts, column) and any(ts_text(t) != text for t in map(_ts, column) if t == ts):
                 return list(map(self._format.__mod__, self._arguments(results)))
         value, fragment, *_ = self._piece(emitter)
         values: list[bytes] = [b"%s"] * n

@@ -85,13 +85,21 @@ class ResultRecords(Sequence[OutboxRecord]):
     commit and the publisher read the columns instead (`key_value_columns`).
     """
 
-    __slots__ = ("keys", "values")
+    __slots__ = ("_largest", "keys", "values")
 
     def __init__(self, keys: list[bytes | None], values: list[bytes]) -> None:
         if len(keys) != len(values):
             raise ValueError(f"{len(keys)} keys for {len(values)} values")
         self.keys = keys
         self.values = values
+        self._largest: int | None = None
+
+    def largest_value(self) -> int:
+        """Return the length of the longest value (measured once: the builder and the publisher
+        both check it)."""
+        if self._largest is None:
+            self._largest = max(map(len, self.values))
+        return self._largest
 
     def __len__(self) -> int:
         return len(self.values)
@@ -131,7 +139,7 @@ def key_value_columns(records: Sequence[OutboxRecord]) -> tuple[Sequence[bytes |
 def largest_value(records: Sequence[OutboxRecord]) -> int:
     """Return the length of the longest value of `records` (not empty)."""
     if isinstance(records, ResultRecords):
-        return max(map(len, records.values))
+        return records.largest_value()
     return max(map(len, map(_value_of, records)))
 
 
