@@ -8,10 +8,12 @@ cores with a broker, Redis and its own producer and consumer; this one measures 
 code, so a change to it shows up without that noise.
 
     python bench/joiner_batch.py [--records 200000] [--batch 1250] [--profile out.pstats]
-        [--inputs json|avro] [--output envelope|flat|avro]
+        [--inputs json|avro] [--output envelope|flat|avro] [--workload golab5]
 
 `--inputs avro` writes the same records in the schema registry wire format and `--output` picks
-the query's output format (docs/formats.md), with the in-memory schema registry.
+the query's output format (docs/formats.md), with the in-memory schema registry. `--workload
+golab5` feeds the peers benchmark's golab5 instead (4-way, 14 results per record, JSON in and
+out): the cost per result, which that workload's joiner is bound by.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import time
 
 import fastavro
 from aiokafka import ConsumerRecord, TopicPartition
+from bench.peers.workloads import WORKLOADS, events, query_json
 
 from streamjoin.engine import tune_gc
 from streamjoin.formats import frame, result_schema
@@ -95,22 +98,53 @@ def bench_query(registry: MemorySchemaRegistry, inputs: str = "json", output: st
     )
 
 
-def run(n: int, batch: int, inputs: str = "json", output: str = "envelope") -> tuple[float, int]:
+Batch = dict[TopicPartition, list[ConsumerRecord[None, bytes]]]
+
+
+def _golab5(n: int, batch: int) -> tuple[QueryDef, list[Batch]]:
+    """Return golab5's query and its first n records in batches of `batch`, in arrival order."""
+    golab = WORKLOADS["golab5"]
+    records: list[ConsumerRecord[None, bytes]] = []
+    offsets: dict[str, int] = {}
+    for stream, record in events(golab, n):
+        topic = f"peers.{stream}"
+        value = json.dumps(record, separators=(",", ":")).encode()
+        offsets[topic] = offset = offsets.get(topic, -1) + 1
+        size = len(value)
+        records.append(ConsumerRecord(topic, 0, offset, record["ts"], 0, None, value, None, 0, size, ()))
+    batches: list[Batch] = []
+    for first in range(0, n, batch):
+        messages: Batch = {}
+        for r in records[first : first + batch]:
+            messages.setdefault(TopicPartition(r.topic, 0), []).append(r)
+        batches.append(messages)
+    return parse_query(query_json(golab)), batches
+
+
+def run(
+    n: int, batch: int, inputs: str = "json", output: str = "envelope", name: str = "equi3"
+) -> tuple[float, int]:
     """Return (CPU seconds, results) of building every batch of an n-record workload."""
     registry = MemorySchemaRegistry()
-    query = bench_query(registry, inputs, output)
-    data = workload(n)
-    if inputs == "avro":
-        _to_avro(data, registry.register("t-value", _AVRO))
+    if name == "golab5":
+        query, batches = _golab5(n, batch)
+    else:
+        query = bench_query(registry, inputs, output)
+        data = workload(n)
+        if inputs == "avro":
+            _to_avro(data, registry.register("t-value", _AVRO))
+        share = batch // 3
+        batches = [
+            {TopicPartition(f"t.{s}", 0): data[s][first : first + share] for s in STREAMS}
+            for first in range(0, n // 3, share)
+        ]
     engine = OperatorFactory(query, replan_every=None).build(0, journal=True)
     builder = BatchBuilder(query, 0, "dead", schemas=registry)
     offsets: dict[str, int] = {}
     arrival: dict[str, float] = {}
-    share = batch // 3
     results = 0
     start = time.process_time()
-    for b, first in enumerate(range(0, n // 3, share)):
-        messages = {TopicPartition(f"t.{s}", 0): data[s][first : first + share] for s in STREAMS}
+    for b, messages in enumerate(batches):
         built = builder.build(
             engine, messages, batch=b + 1, offsets=offsets, trims=[], last_arrival=arrival, now=0.0
         )
@@ -130,9 +164,12 @@ def main() -> None:
     parser.add_argument("--profile", help="write cProfile statistics here")
     parser.add_argument("--inputs", choices=("json", "avro"), default="json")
     parser.add_argument("--output", choices=("envelope", "flat", "avro"), default="envelope")
+    parser.add_argument("--workload", choices=("equi3", "golab5"), default="equi3")
     args = parser.parse_args()
+    if args.workload == "golab5" and (args.inputs, args.output) != ("json", "envelope"):
+        parser.error("--workload golab5 is JSON in and out")
     tune_gc()
-    formats = (args.inputs, args.output)
+    formats = (args.inputs, args.output, args.workload)
     run(min(args.records, 30_000), args.batch, *formats)  # warm-up
     if args.profile:
         with cProfile.Profile() as prof:
@@ -144,6 +181,7 @@ def main() -> None:
         json.dumps(
             {
                 "records": args.records,
+                "workload": args.workload,
                 "inputs": args.inputs,
                 "output": args.output,
                 "results": results,

@@ -95,3 +95,73 @@ def test_shedding_records_carry_their_importance_in_batches_too() -> None:
     assert batch.records(results) == [one(r) for r in results]
     assert [json.loads(one(r)) for r in results] == [formatter.value(r) for r in results]
     assert all(b'"importance":' in line for line in batch.block(results).splitlines())
+
+
+def _run_results(query: Any, seed: int, count: int = 40) -> tuple[list[Any], Any]:
+    """Return the results of `_results`'s input and the engine's runs of them by emitting entry."""
+    rng = random.Random(seed)
+    formatter = ResultFormatter(query)
+    engine = MultiJoin(query)
+    times = sorted((rng.choice(TIMESTAMPS) for _ in range(count)), key=float)
+    results: list[Any] = []
+    runs: list[Any] = []
+    for offset, ts in enumerate(times):
+        stream = rng.choice(query.stream_names)
+        record = {"ts": ts, "k": rng.randint(0, 1), "v": rng.choice([1.5, "%s", None, [1]])}
+        raw = json.dumps(record).encode()
+        piece = formatter.piece(query.input_index(stream), 0, offset, raw, record)
+        engine.add(stream, record, ts=ts, offset=offset, extra=piece)
+        if offset % 7 == 6:  # several releases, each with its own runs
+            released = engine.advance()
+            runs += [(start + len(results), end + len(results), e) for start, end, e in engine.result_runs]
+            results += released
+    released = engine.finish()
+    runs += [(start + len(results), end + len(results), e) for start, end, e in engine.result_runs]
+    return results + released, runs
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5])
+@pytest.mark.parametrize("seed", range(6))
+def test_runs_of_one_emitter_splice_as_one_by_one(n: int, seed: int) -> None:
+    # Ties of 1 and 1.0 before the emitter take the per-result path; the others the run's format.
+    query = _query(n)
+    results, runs = _run_results(query, seed)
+    assert runs
+    for start, end, emitter in runs:  # the engine's promise the splice relies on
+        assert all(r[emitter.input] is emitter for r in results[start:end])
+        assert all(max(e.ts for e in r) == emitter.ts for r in results[start:end])
+    formatter = ResultFormatter(query)
+    one = formatter.splicer()
+    batch = formatter.batch_splicer()
+    assert batch.records(results, runs) == [one(r) for r in results]
+    # runs covering part of the results: the rest is formatted one by one around them
+    assert batch.records(results, runs[1::2]) == [one(r) for r in results]
+
+
+def test_percent_signs_in_names_and_values_come_out_as_written() -> None:
+    raw: dict[str, Any] = {
+        "name": "q%s%%",
+        "inputs": [
+            {"stream": s, "topic": t, "timestamp": "ts", "window": {"range": 100}}
+            for s, t in (("a%d", "t.a"), ("b", "t.b"))
+        ],
+        "where": [["a%d.k", "=", "b.k"]],
+        "output": {"topic": "out"},
+    }
+    query = parse_query(raw)
+    formatter = ResultFormatter(query)
+    engine = MultiJoin(query)
+    for offset, stream in enumerate(["a%d", "b", "b", "a%d"]):
+        record = {"ts": offset, "k": 0, "v": "%d%%"}
+        raw_bytes = json.dumps(record, separators=(",", ":")).encode()  # as `encode` writes it
+        piece = formatter.piece(query.input_index(stream), 0, offset, raw_bytes, record)
+        engine.add(stream, record, ts=offset, offset=offset, extra=piece)
+    results = engine.finish()
+    runs = engine.result_runs
+    assert results and runs
+    batch = formatter.batch_splicer()
+    expected = [formatter.encode(r) for r in results]
+    assert [json.loads(b) for b in expected] == [formatter.value(r) for r in results]
+    assert batch.records(results) == expected
+    assert batch.records(results, runs) == expected
+    assert batch.block(results) == b"".join(e + b"\n" for e in expected)

@@ -25,7 +25,7 @@ compiled programs). See docs/engine.md.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from streamjoin.engine.admission import Holding, WindowRuntime, admission_for
@@ -37,7 +37,7 @@ from streamjoin.engine.entry import Entry
 from streamjoin.engine.join import JoinRunner, Result
 from streamjoin.engine.plan import JoinPlan
 from streamjoin.engine.program import compile_filters
-from streamjoin.engine.schedule import EXPIRATIONS, SCHEDULES, Progress, Schedule, epoch
+from streamjoin.engine.schedule import EXPIRATIONS, SCHEDULES, EmitterRun, Progress, Schedule, epoch
 from streamjoin.engine.shedding import ShedSchedule
 from streamjoin.engine.stats import WindowStats
 from streamjoin.engine.window import StoreFactory, memory_store
@@ -216,6 +216,12 @@ class MultiJoin:
     def finish(self) -> list[Result]:
         """End of input: release and join everything still buffered."""
         return self._release(math.inf, inclusive=True, flush=True)
+
+    @property
+    def result_runs(self) -> Sequence[EmitterRun]:
+        """Return the runs of the last `advance`'s (or `finish`'s) results that one entry emitted:
+        (start, end, entry), for a host that formats the entry's share of them once per run."""
+        return self._schedule.runs
 
     def _release(self, watermark: float, *, inclusive: bool, flush: bool) -> list[Result]:
         released = self._clock.take_released(watermark, inclusive)

@@ -32,6 +32,7 @@ __all__ = [
     "SCHEDULES",
     "EagerExpiration",
     "EagerSchedule",
+    "EmitterRun",
     "Expiration",
     "LazyExpiration",
     "LazySchedule",
@@ -158,6 +159,17 @@ class Schedule(Protocol):
         """
         ...
 
+    @property
+    def runs(self) -> Sequence[EmitterRun]:
+        """Return the runs of the last release's results emitted by one entry (`EmitterRun`)."""
+        ...
+
+
+EmitterRun = tuple[int, int, Entry]
+"""(start, end, k): `results[start:end]` of a release are the results whose youngest member is `k`
+(every other member is older, or as old and released earlier), each holding `k` at position
+`k.input`. Results outside every run come from joins that do not report their emitter."""
+
 
 class _Scheduled:
     """What every schedule holds: the runner, the expiration strategy, the clocks."""
@@ -170,6 +182,12 @@ class _Scheduled:
         self._expiration = expiration
         self._progress = progress
         self._per_group = expiration.per_group(runner.tables)  # cleaned before each timestamp group
+        self._runs: list[EmitterRun] = []
+
+    @property
+    def runs(self) -> Sequence[EmitterRun]:
+        """Return the runs of the last release's results emitted by one entry (`EmitterRun`)."""
+        return self._runs
 
 
 class EagerSchedule(_Scheduled):
@@ -179,6 +197,7 @@ class EagerSchedule(_Scheduled):
 
     def release(self, released: list[Entry], watermark: float, final: bool, results: list[Result]) -> None:
         """Join every released record now; then let the expiration strategy clean up."""
+        self._runs = []
         if released:
             self._join(released, results)
         self._expiration.after_join(self._progress, self._runner.tables, watermark, final)
@@ -188,6 +207,7 @@ class EagerSchedule(_Scheduled):
         tables, exact_cross, own, join_one = runner.tables, runner.exact_cross, runner.own, runner.join_one
         expire_tables = self._per_group
         progress = self._progress
+        add_run = self._runs.append
         seq = progress.next_seq
         n = len(released)
         i = 0
@@ -225,6 +245,8 @@ class EagerSchedule(_Scheduled):
                     found = run_exact_cross(k, exact[0], exact[1], check_seq, results)
                     if found:
                         tables[origin].stats.results += found
+                        end = len(results)
+                        add_run((end - found, end, k))
                 else:
                     join_one(k, check_seq, results)
             i = j
@@ -240,6 +262,7 @@ class LazySchedule(_Scheduled):
 
     def release(self, released: list[Entry], watermark: float, final: bool, results: list[Result]) -> None:
         """Insert the released records; join the batch when an epoch ends (or at end of input)."""
+        self._runs = []  # a batch's joins do not report their emitters
         progress, tables = self._progress, self._runner.tables
         seq = progress.next_seq
         for entry in released:

@@ -35,7 +35,7 @@ from typing import ClassVar
 
 from streamjoin.engine.entry import Entry
 from streamjoin.engine.join import JoinRunner, Result
-from streamjoin.engine.schedule import Expiration, Progress
+from streamjoin.engine.schedule import EmitterRun, Expiration, Progress
 from streamjoin.engine.shed_held import HeldRecords, held_for
 from streamjoin.engine.window import WindowStore
 from streamjoin.query.model import QueryDef
@@ -84,6 +84,11 @@ class ShedSchedule:
         for table in self._tables:  # `shed`, `importance`: None (not reported) without shedding
             table.stats.shed = table.stats.shed or 0
             table.stats.importance = table.stats.importance or 0.0
+
+    @property
+    def runs(self) -> Sequence[EmitterRun]:
+        """Return no run: results of a shedding query are formatted one by one (their trailer)."""
+        return ()
 
     def log_rewrites(self, log: list[Entry]) -> None:
         """Log to `log` each entry whose stored form changes (a count window's shed record, now with

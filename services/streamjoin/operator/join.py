@@ -16,6 +16,7 @@ from typing import Any
 
 from streamjoin.engine import JoinPlan, MultiJoin, Result
 from streamjoin.engine.checkpoint import EngineDelta
+from streamjoin.engine.schedule import EmitterRun
 from streamjoin.engine.stats import WindowStats
 from streamjoin.operator.planning import QueryPlanner
 from streamjoin.planner.collector import StatsCollector
@@ -79,6 +80,11 @@ class JoinOperator:
     def finish(self) -> list[Result]:
         """End of input: join everything still buffered."""
         return self.engine.finish()
+
+    @property
+    def result_runs(self) -> Sequence[EmitterRun]:
+        """Return the runs of the last results that one entry emitted (`MultiJoin.result_runs`)."""
+        return self.engine.result_runs
 
     def take_delta(self) -> EngineDelta:
         """Return what changed since the last call (a journaled engine; see `MultiJoin.take_delta`)."""

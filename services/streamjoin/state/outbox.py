@@ -7,28 +7,49 @@ result-heavy query. Outboxes written before blobs hold one record per element in
 form (`encode_record`); `unpack_records` reads both, so an upgrade with records still pending
 loses none.
 
+A batch's results (no headers) are held and packed as two columns, keys and values
+(`ResultRecords`): no tuple per result is built to commit and publish them, and the blob packs
+two arrays of strings instead of an array of [key, value, headers] per result.
+
 >>> r = OutboxRecord(b'"k1"', b'{"query":"q"}', (("id", b"abc"),))
 >>> unpack_records(pack_records([r, OutboxRecord(None, b"v")])) == [r, OutboxRecord(None, b"v")]
 True
 >>> unpack_records(encode_record(r)) == [r]
+True
+>>> columns = ResultRecords([b"k", None], [b"a", b"b"])
+>>> unpack_records(pack_records(columns)) == list(columns) == records_of([b"k", None], [b"a", b"b"])
 True
 """
 
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import partial
 from itertools import repeat
-from typing import NamedTuple, cast
+from operator import itemgetter
+from typing import NamedTuple, cast, overload
 
 import msgpack
 
-__all__ = ["OutboxRecord", "encode_record", "pack_records", "records_of", "unpack_records"]
+__all__ = [
+    "OutboxRecord",
+    "ResultRecords",
+    "encode_record",
+    "key_value_columns",
+    "largest_value",
+    "pack_records",
+    "records_of",
+    "unpack_records",
+]
 
 _COUNT = struct.Struct(">H")
 _LEN = struct.Struct(">I")
 _NONE = 0xFFFFFFFF
+_COLUMNS = 1
+"""The first element of a columns blob, `[1, keys, values]`: its second byte, 0x01, tells it from an
+array of records (whose second byte is a record's array header, 0x93)."""
+_COLUMNS_START = b"\x93\x01"
 
 
 class OutboxRecord(NamedTuple):
@@ -44,6 +65,8 @@ _new_record = cast(
 )
 """`OutboxRecord` from one (key, value, headers) tuple at C level: the class's own `__new__` is a
 Python function, 0.1 µs a record more (2.9 million results: 0.3 s)."""
+_key_of = itemgetter(0)
+_value_of = itemgetter(1)
 
 
 def records_of(keys: Iterable[bytes | None], values: Iterable[bytes]) -> list[OutboxRecord]:
@@ -55,11 +78,81 @@ def records_of(keys: Iterable[bytes | None], values: Iterable[bytes]) -> list[Ou
     return list(map(_new_record, zip(keys, values, repeat(()))))
 
 
+class ResultRecords(Sequence[OutboxRecord]):
+    """Records without headers (a batch's results) as a column of keys and one of values.
+
+    A sequence of `OutboxRecord`s to whoever reads it record by record (each built on access); the
+    commit and the publisher read the columns instead (`key_value_columns`).
+    """
+
+    __slots__ = ("_largest", "keys", "values")
+
+    def __init__(self, keys: list[bytes | None], values: list[bytes]) -> None:
+        if len(keys) != len(values):
+            raise ValueError(f"{len(keys)} keys for {len(values)} values")
+        self.keys = keys
+        self.values = values
+        self._largest: int | None = None
+
+    def largest_value(self) -> int:
+        """Return the length of the longest value (measured once: the builder and the publisher
+        both check it)."""
+        if self._largest is None:
+            self._largest = max(map(len, self.values))
+        return self._largest
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    @overload
+    def __getitem__(self, index: int) -> OutboxRecord: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> ResultRecords: ...
+
+    def __getitem__(self, index: int | slice) -> OutboxRecord | ResultRecords:
+        if isinstance(index, slice):
+            return ResultRecords(self.keys[index], self.values[index])
+        return OutboxRecord(self.keys[index], self.values[index])
+
+    def __iter__(self) -> Iterator[OutboxRecord]:
+        return map(_new_record, zip(self.keys, self.values, repeat(())))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        return len(self) == len(other) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]  # a mutable sequence's equality, as a list's
+
+    def __repr__(self) -> str:
+        return f"ResultRecords({list(self)!r})"
+
+
+def key_value_columns(records: Sequence[OutboxRecord]) -> tuple[Sequence[bytes | None], Sequence[bytes]]:
+    """Return the keys and the values of `records` (their own columns when they are `ResultRecords`)."""
+    if isinstance(records, ResultRecords):
+        return records.keys, records.values
+    return list(map(_key_of, records)), list(map(_value_of, records))
+
+
+def largest_value(records: Sequence[OutboxRecord]) -> int:
+    """Return the length of the longest value of `records` (not empty)."""
+    if isinstance(records, ResultRecords):
+        return records.largest_value()
+    return max(map(len, map(_value_of, records)))
+
+
 def pack_records(records: Sequence[OutboxRecord]) -> bytes:
-    """Return `records` as one blob: a MessagePack array of [key, value, headers] (C-level, no
-    Python bytecode per record). Never empty, so never mistaken for the older form (its first byte
-    is a header count's high byte, 0x00; an array's is 0x90 or more)."""
-    blob: bytes = msgpack.packb(records, use_bin_type=True)  # (no `bytes()` around it: a copy)
+    """Return `records` as one blob (C-level, no Python bytecode per record): `ResultRecords` as
+    `[1, keys, values]`, others as a MessagePack array of [key, value, headers]. Never empty, so
+    never mistaken for the older form (its first byte is a header count's high byte, 0x00; an
+    array's is 0x90 or more)."""
+    blob: bytes  # (no `bytes()` around `packb`: a copy)
+    if isinstance(records, ResultRecords):
+        blob = msgpack.packb((_COLUMNS, records.keys, records.values), use_bin_type=True)
+    else:
+        blob = msgpack.packb(records, use_bin_type=True)
     return blob
 
 
@@ -67,6 +160,9 @@ def unpack_records(blob: bytes) -> list[OutboxRecord]:
     """Return the records of one outbox element: a blob, or one record in the older form."""
     if blob[:1] == b"\x00":
         return [_decode_record(blob)]
+    if blob[:2] == _COLUMNS_START:
+        _, keys, values = msgpack.unpackb(blob, raw=False)
+        return records_of(keys, values)
     return [
         OutboxRecord(key, value, tuple(map(tuple, headers)) if headers else ())
         for key, value, headers in msgpack.unpackb(blob, raw=False)

@@ -12,9 +12,8 @@ commit.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import repeat
 from operator import attrgetter, itemgetter
 from typing import Any
 
@@ -22,6 +21,7 @@ from streamjoin.engine import MalformedRecord, RecordReader, ResultFormatter
 from streamjoin.engine.entry import Entry
 from streamjoin.engine.fastjson import loads_json
 from streamjoin.engine.ingest import DEFAULT_MAX_FUTURE
+from streamjoin.engine.schedule import EmitterRun
 from streamjoin.joiner.batch.formats import input_codecs, output_encoder
 from streamjoin.joiner.publish.outbox import OutboxRecord
 from streamjoin.joiner.rekeyed.reader import RekeyedReader
@@ -30,7 +30,7 @@ from streamjoin.operator import JoinOperator
 from streamjoin.query.model import QueryDef, RangeWindow
 from streamjoin.schema_registry import SchemaRegistry
 from streamjoin.state.base import CommitBatch, Trim
-from streamjoin.state.outbox import records_of
+from streamjoin.state.outbox import ResultRecords, largest_value
 
 __all__ = ["DEFAULT_MAX_RECORD_BYTES", "NEWEST_SCALAR", "BatchBuilder", "BuiltBatch", "Message"]
 
@@ -53,7 +53,7 @@ class BuiltBatch:
     """A commit and what it means: results and dead letters to publish, and counts."""
 
     commit: CommitBatch
-    results: list[OutboxRecord]
+    results: Sequence[OutboxRecord]
     dead: list[OutboxRecord]
     records: int
     newest_kafka_ms: float | None
@@ -216,8 +216,8 @@ class BatchBuilder:
         expired = [e for e in delta.expired if e not in added_now]
         # An entry added now is stored with its header as it is at the commit; one deleted, not at all.
         rewritten = [e for e in delta.rewritten if e not in added_now and e not in expired_now]
-        records = self._encode_output(results, dead)
-        if records and max(map(len, map(_value_of, records))) > self._max_bytes - _KEY_MARGIN:
+        records = self._encode_output(results, dead, engine.result_runs)
+        if records and largest_value(records) > self._max_bytes - _KEY_MARGIN:
             records = self._fit(records, results, dead)
         dead = [self._fit_dead(d) for d in dead]
         counters = {"records_in": count, "results": len(records), "late": late, "dead": len(dead)}
@@ -265,7 +265,7 @@ class BatchBuilder:
         return self._reader.decode(stream, raw, kafka_ts, horizon)
 
     def _fit(
-        self, records: list[OutboxRecord], results: list[Any], dead: list[OutboxRecord]
+        self, records: Sequence[OutboxRecord], results: list[Any], dead: list[OutboxRecord]
     ) -> list[OutboxRecord]:
         """Return `records` without those over `max_record_bytes`; each becomes a dead letter that
         refers to the result (its id, `ts` and size) instead of carrying it."""
@@ -311,19 +311,21 @@ class BatchBuilder:
         key = letter.key if letter.key is not None and len(letter.key) <= _KEY_MARGIN else None
         return OutboxRecord(key, b"", headers)
 
-    def _splice_results(self, results: list[Any]) -> list[OutboxRecord]:
+    def _splice_results(self, results: list[Any], runs: Sequence[EmitterRun]) -> ResultRecords:
         """Encode results by splicing their components' raw bytes (no JSON encoding of records).
 
         The value equals `ResultFormatter.value` (tests compare them); each entry's pieces and
-        output key were computed once, when it arrived (`Entry.extra`).
+        output key were computed once, when it arrived (`Entry.extra`); the share of a run of
+        results that one entry emitted (`runs`) is written once. The records stay two columns
+        (`ResultRecords`): no tuple per result.
         """
-        values, key_input = self._spliced_records(results), self._key_input
+        values, key_input = self._spliced_records(results, runs), self._key_input
         if key_input is None:
-            return records_of(repeat(None), values)
-        keys = map(_key_of, map(_extra_of, map(itemgetter(key_input), results)))  # extra[3]: the key
-        return records_of(keys, values)
+            return ResultRecords([None] * len(values), values)
+        keys = list(map(_key_of, map(_extra_of, map(itemgetter(key_input), results))))  # extra[3]: the key
+        return ResultRecords(keys, values)
 
-    def _encode_results(self, results: list[Any]) -> list[OutboxRecord]:
+    def _encode_results(self, results: list[Any], runs: Sequence[EmitterRun]) -> list[OutboxRecord]:
         """Encode results with `select`ed fields (JSON-encoded, not spliced)."""
         fmt = self._formatter
         return [OutboxRecord(fmt.key(r), fmt.encode(r)) for r in results]
@@ -341,7 +343,6 @@ class BatchBuilder:
         return OutboxRecord(m.key, m.value if m.value is not None else b"", headers)
 
 
-_value_of = itemgetter(1)
 _key_of = itemgetter(3)
 _extra_of = attrgetter("extra")
 _KEY_MARGIN = 4096

@@ -16,16 +16,27 @@ from typing import Any, Protocol
 from streamjoin.engine import RecordReader, ResultFormatter
 from streamjoin.engine.entry import Entry
 from streamjoin.engine.output import Piece, encode_json
+from streamjoin.engine.schedule import EmitterRun
 from streamjoin.formats import AvroWriter
 from streamjoin.formats.inputs import avro_inputs, need_registry
 from streamjoin.joiner.publish.outbox import OutboxRecord
 from streamjoin.query.model import QueryDef
 from streamjoin.schema_registry import SchemaRegistry, registry_at, subject_of
 
-__all__ = ["Decode", "MakePiece", "OutputEncoder", "input_codecs", "output_encoder", "registry_at"]
+__all__ = [
+    "Decode",
+    "Envelope",
+    "MakePiece",
+    "OutputEncoder",
+    "input_codecs",
+    "output_encoder",
+    "registry_at",
+]
 
 Decode = Callable[[str, bytes | None, float, float], tuple[float, dict[str, Any]]]
 """`(stream, raw value, Kafka timestamp, horizon) -> (ts, record)`; raises `MalformedRecord`."""
+Envelope = Callable[[list[Any], Sequence[EmitterRun]], Sequence[OutboxRecord]]
+"""The batch builder's own encoder of the envelope: `(results, runs) -> records`."""
 MakePiece = Callable[[int, int, int, bytes, Mapping[str, Any]], Piece]
 """`ResultFormatter.piece`'s signature: `(input, partition, offset, raw, record) -> Piece`."""
 
@@ -33,9 +44,12 @@ MakePiece = Callable[[int, int, int, bytes, Mapping[str, Any]], Piece]
 class OutputEncoder(Protocol):
     """How an operator writes its results."""
 
-    def __call__(self, results: list[Any], dead: list[OutboxRecord]) -> list[OutboxRecord]:
+    def __call__(
+        self, results: list[Any], dead: list[OutboxRecord], runs: Sequence[EmitterRun] = ()
+    ) -> Sequence[OutboxRecord]:
         """Return the output records of `results` (lists of entries), one per result left in it: a
-        result it cannot encode is taken out of `results` (in place) and joins `dead`."""
+        result it cannot encode is taken out of `results` (in place) and joins `dead`. `runs`: the
+        engine's runs of results emitted by one entry (`MultiJoin.result_runs`)."""
         ...
 
     def prefix(self) -> bytes:
@@ -67,7 +81,9 @@ class _FlatOutput:
     def prefix(self) -> bytes:
         return self._formatter.prefix  # `query` is the row's first field, as in the envelope
 
-    def __call__(self, results: list[Any], dead: list[OutboxRecord]) -> list[OutboxRecord]:
+    def __call__(
+        self, results: list[Any], dead: list[OutboxRecord], runs: Sequence[EmitterRun] = ()
+    ) -> list[OutboxRecord]:
         fmt = self._formatter
         return [OutboxRecord(fmt.key(r), encode_json(fmt.flat(r))) for r in results]
 
@@ -94,7 +110,9 @@ class _AvroOutput:
     def prefix(self) -> bytes:
         return self.writer().write_prefix({"query": self._query.name})
 
-    def __call__(self, results: list[Any], dead: list[OutboxRecord]) -> list[OutboxRecord]:
+    def __call__(
+        self, results: list[Any], dead: list[OutboxRecord], runs: Sequence[EmitterRun] = ()
+    ) -> list[OutboxRecord]:
         if not results:
             return []
         write, fmt = self.writer().write, self._formatter
@@ -124,21 +142,23 @@ class _AvroOutput:
 class _Envelope:
     """The envelope: the batch builder's own encoder (spliced, or JSON-encoded with `select`)."""
 
-    def __init__(self, formatter: ResultFormatter, envelope: Callable[[Any], list[OutboxRecord]]) -> None:
+    def __init__(self, formatter: ResultFormatter, envelope: Envelope) -> None:
         self._prefix = formatter.prefix
         self._envelope = envelope
 
     def prefix(self) -> bytes:
         return self._prefix
 
-    def __call__(self, results: list[Any], dead: list[OutboxRecord]) -> list[OutboxRecord]:
-        return self._envelope(results)
+    def __call__(
+        self, results: list[Any], dead: list[OutboxRecord], runs: Sequence[EmitterRun] = ()
+    ) -> Sequence[OutboxRecord]:
+        return self._envelope(results, runs)
 
 
 def output_encoder(
     query: QueryDef,
     formatter: ResultFormatter,
-    envelope: Callable[[Any], list[OutboxRecord]],
+    envelope: Envelope,
     registry: SchemaRegistry | None,
 ) -> OutputEncoder:
     """Return the encoder of the query's output format (`envelope`: the builder's own)."""

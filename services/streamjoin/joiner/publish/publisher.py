@@ -41,11 +41,11 @@ from typing import Any
 from streamjoin.joiner.publish.outbox import HEADER_SEQ, OutboxRecord, sequence_header, sequence_prefix
 from streamjoin.joiner.publish.replaceable_producer import ReplaceableProducer
 from streamjoin.kafka import DeliveryError, KafkaClients, ProducerError
+from streamjoin.state.outbox import ResultRecords, key_value_columns, largest_value
 
 __all__ = ["Fence", "PublishError", "Publisher"]
 
 _log = logging.getLogger(__name__)
-_value_of = itemgetter(1)
 _headers_of = itemgetter(2)
 _QUEUE_MESSAGES = 1_000_000
 _QUEUE_KBYTES = 2_097_151  # librdkafka's maximum (2 GiB)
@@ -202,7 +202,9 @@ class Publisher:
         if seq_on_last_only and 0 < last <= self._queue_messages // 2 and self._batchable(records):
             while len(self._producer.current) + last > self._queue_messages:  # only this thread adds records
                 await asyncio.sleep(0.005)
-            batch = [{"key": key, "value": value} for key, value, _ in records[:last]]
+            keys, values = key_value_columns(records)
+            pairs = zip(keys[:last], values[:last], strict=True)
+            batch = [{"key": key, "value": value} for key, value in pairs]
             try:
                 queued = self._producer.current.produce_batch(topic, batch, partition=partition)
             except ProducerError as exc:
@@ -239,10 +241,8 @@ class Publisher:
     def _batchable(records: Sequence[OutboxRecord]) -> bool:
         """Return True when no record has headers of its own or a value near the size limit (keys,
         the join attribute's JSON, are small next to the 7 MiB of margin)."""
-        return (
-            not any(map(_headers_of, records))
-            and max(map(len, map(_value_of, records))) <= _BATCHED_RECORD_BYTES
-        )
+        no_headers = isinstance(records, ResultRecords) or not any(map(_headers_of, records))
+        return no_headers and largest_value(records) <= _BATCHED_RECORD_BYTES
 
     async def flush(self, timeout_ms: int) -> int:
         """Wait until every queued record is delivered or `timeout_ms` passes; return how many are left."""

@@ -13,7 +13,7 @@ source record (topic, offset, stream) or, for a result too large to publish, by 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
@@ -63,7 +63,7 @@ class PublishedIds:
 
 
 def _keep(
-    records: list[OutboxRecord],
+    records: Sequence[OutboxRecord],
     key_of: Callable[[OutboxRecord], _K | None],
     seen: set[_K],
     taken: set[_K],
