@@ -37,6 +37,7 @@ from streamjoin.joiner.recovery.positions import PositionKeeper
 from streamjoin.joiner.recovery.rebuild import recover
 from streamjoin.joiner.rekeyed.reader import RekeySetup, first_offsets, new_reader, wait_positioned
 from streamjoin.kafka import (
+    TASK_METADATA_MAX_AGE_MS,
     Consumer,
     ConsumerError,
     KafkaClients,
@@ -196,7 +197,10 @@ class PartitionOperator(Holdable):
         self.operator = operator
         self.stats.restore(checkpoint.counters)
         consumer = new_consumer(
-            self._kafka, client_id=f"{self._owner}-{q}-{p}", fetch_wait_ms=self._config.fetch_wait_ms
+            self._kafka,
+            client_id=f"{self._owner}-{q}-{p}",
+            fetch_wait_ms=self._config.fetch_wait_ms,
+            metadata_max_age_ms=TASK_METADATA_MAX_AGE_MS,
         )
         await start_consumer(consumer)
         try:

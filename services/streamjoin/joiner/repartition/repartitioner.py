@@ -43,6 +43,7 @@ from streamjoin.joiner.repartition.marks import RekeyMark, RekeyMarks
 from streamjoin.joiner.repartition.producer import Delivery, Header, RekeyProducer
 from streamjoin.joiner.repartition.source_clock import SourceClock
 from streamjoin.kafka import (
+    TASK_METADATA_MAX_AGE_MS,
     Consumer,
     ConsumerError,
     KafkaClients,
@@ -171,6 +172,7 @@ class Repartitioner(Holdable):
             self._kafka,
             client_id=f"{self._owner}-rekey-{job.query.name}-{job.stream}-{job.partition}",
             fetch_wait_ms=self._config.fetch_wait_ms,
+            metadata_max_age_ms=TASK_METADATA_MAX_AGE_MS,
         )
         await start_consumer(consumer)
         try:
