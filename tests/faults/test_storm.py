@@ -10,7 +10,7 @@ reason, brings back exactly the two real queries, and the running query answers 
 
 Throughout: the worker never leaves its group, follows the registry, and the running query never
 goes 30 s without a result and is back to its latency after the flood. Its latency during the flood
-within 2x of before is reached in about 1 run of 6 (docs/joiner.md, "Laying queries out, and tearing
+within 2x of before is reached in about 1 run of 7 (docs/joiner.md, "Laying queries out, and tearing
 them down": the flood's queries read the probe's streams, and each probe pair wakes their 180 tasks
 with the running query's): the test then ends as an expected failure with the figures, once
 everything else has been checked. Real API,
