@@ -194,7 +194,8 @@ class BatchLoop:
             fetched = await prefetch if prefetch is not None else None
             wait_ms = quiet.timeout_ms
             fetch = fetch_evenly(consumer, tp_list, cfg.max_batch, wait_ms, fetched)
-            data = await quiet.fetch(fetch, {}, wait_ms)
+            # Records already taken (`fetched`) must never be dropped by an interrupt: wait inline.
+            data = await (quiet.fetch(fetch, {}, wait_ms) if fetched is None else fetch)
             quiet.found(bool(data))
             t1 = clock()
             now = time.monotonic()
