@@ -194,8 +194,7 @@ class BatchLoop:
             fetched = await prefetch if prefetch is not None else None
             wait_ms = quiet.timeout_ms
             fetch = fetch_evenly(consumer, tp_list, cfg.max_batch, wait_ms, fetched)
-            # Records already taken (`fetched`) must never be dropped by an interrupt: wait inline.
-            data = await (quiet.fetch(fetch, {}, wait_ms) if fetched is None else fetch)
+            data = await quiet.fetch(fetch, {}, wait_ms)
             quiet.found(bool(data))
             t1 = clock()
             now = time.monotonic()
