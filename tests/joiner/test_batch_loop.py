@@ -14,7 +14,6 @@ from streamjoin.joiner.batch.builder import BatchBuilder
 from streamjoin.joiner.operators.batch_loop import BatchLoop
 from streamjoin.joiner.operators.config import OperatorConfig
 from streamjoin.joiner.operators.hold import Hold
-from streamjoin.joiner.operators.quiet import QuietWait
 from streamjoin.joiner.operators.stats import OperatorCounters
 from streamjoin.joiner.publish.outbox import OutboxRecord
 from streamjoin.joiner.publish.output_topics import OutputTopics
@@ -129,7 +128,6 @@ def _loop(store: _Store, publisher: _Publisher, hold: Hold) -> BatchLoop:
         positions=None,
         stopping=store.stopping,
         hold=hold,
-        quiet=QuietWait(1, 200),
         paused=lambda: False,
         idle_ms=10_000,
     )

@@ -20,7 +20,6 @@ from streamjoin.kafka.admin import (
 from streamjoin.kafka.connection import KafkaClients
 from streamjoin.kafka.consumer import (
     DEFAULT_FETCH_WAIT_MS,
-    TASK_METADATA_MAX_AGE_MS,
     Consumer,
     end_offsets,
     new_consumer,
@@ -45,7 +44,6 @@ from streamjoin.kafka.structs import (
 
 __all__ = [
     "DEFAULT_FETCH_WAIT_MS",
-    "TASK_METADATA_MAX_AGE_MS",
     "AclGrant",
     "Admin",
     "BrokerUnreachableError",

@@ -23,7 +23,6 @@ from streamjoin.query.model import StartPosition
 
 __all__ = [
     "DEFAULT_FETCH_WAIT_MS",
-    "TASK_METADATA_MAX_AGE_MS",
     "Consumer",
     "end_offsets",
     "new_consumer",
@@ -135,20 +134,8 @@ re-keyed 4-partition query: 0.42 cores and the broker 0.40 with 10 ms; 0.10 and 
 The embedded Tansu sleeps a fetch's wait out, so the dev stack runs its workers with 10 ms there."""
 
 
-TASK_METADATA_MAX_AGE_MS = 30_000
-"""How often an operator's or a repartitioner's consumer refreshes the metadata of the partitions it
-reads when nothing asks sooner (a moved leader or a failed fetch refreshes it at once): a worker
-runs one such consumer per task, and at 5 s the refreshes of a flood of 30 re-keyed queries (180
-consumers) took 8% of its event loop. The worker's metadata consumer keeps 5 s: partition counts
-are read from its cache."""
-
-
 def new_consumer(
-    kafka: KafkaClients,
-    *,
-    client_id: str,
-    fetch_wait_ms: int = DEFAULT_FETCH_WAIT_MS,
-    metadata_max_age_ms: int = 5_000,
+    kafka: KafkaClients, *, client_id: str, fetch_wait_ms: int = DEFAULT_FETCH_WAIT_MS
 ) -> Consumer:
     """Return an unstarted group-less consumer tuned for large batches and short waits (the joiner's)."""
     consumer: Consumer = AIOKafkaConsumer(
@@ -162,7 +149,7 @@ def new_consumer(
         fetch_max_bytes=64 << 20,
         max_partition_fetch_bytes=1 << 20,
         request_timeout_ms=30_000,
-        metadata_max_age_ms=metadata_max_age_ms,
+        metadata_max_age_ms=5_000,
     )
     return consumer
 

@@ -30,7 +30,6 @@ from streamjoin.joiner.operators.config import OperatorConfig
 from streamjoin.joiner.operators.hold import Hold
 from streamjoin.joiner.operators.idle import IdleTracker
 from streamjoin.joiner.operators.kafka_io import fetch_evenly
-from streamjoin.joiner.operators.quiet import QuietWait
 from streamjoin.joiner.operators.stats import OperatorCounters
 from streamjoin.joiner.publish.output_topics import OutputTopics
 from streamjoin.joiner.publish.publisher import Publisher
@@ -90,12 +89,10 @@ class BatchLoop:
         positions: PositionKeeper | None,
         stopping: asyncio.Event,
         hold: Hold,
-        quiet: QuietWait,
         paused: Callable[[], bool],
         idle_ms: int,
     ) -> None:
-        """`hold`, `paused`: read before every batch (a rebalance's hold, the operator's `paused` flag);
-        `quiet`: how long a fetch waits for input (the operator interrupts it to stop or hold)."""
+        """`hold`, `paused`: read before every batch (a rebalance's hold, the operator's `paused` flag)."""
         self._component = component
         self._query = stats.query.name
         self._partition = partition
@@ -108,7 +105,6 @@ class BatchLoop:
         self._positions = positions
         self._stopping = stopping
         self._hold = hold
-        self._quiet = quiet
         self._paused = paused
         self._idle_ms = idle_ms
         self.phases = LoopPhases()
@@ -174,7 +170,7 @@ class BatchLoop:
         )
         fence = functools.partial(self._store.check_owner, q, p, epoch)  # zombie fencing
         tp_list = sorted(consumer.assignment(), key=lambda tp: tp.topic)
-        clock, quiet = time.perf_counter_ns, self._quiet
+        clock = time.perf_counter_ns
         while True:
             trims = self._collect_acks(inflight, trims)
             if positions is not None:  # a progress marker, once what is in flight is acknowledged
@@ -192,10 +188,7 @@ class BatchLoop:
             t0 = clock()
             prefetch, self._prefetch = self._prefetch, None
             fetched = await prefetch if prefetch is not None else None
-            wait_ms = quiet.timeout_ms
-            fetch = fetch_evenly(consumer, tp_list, cfg.max_batch, wait_ms, fetched)
-            data = await quiet.fetch(fetch, {}, wait_ms)
-            quiet.found(bool(data))
+            data = await fetch_evenly(consumer, tp_list, cfg.max_batch, cfg.poll_ms, fetched)
             t1 = clock()
             now = time.monotonic()
             idle_changed = await idle_tracker.update(data, now)

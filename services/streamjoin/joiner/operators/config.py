@@ -17,9 +17,6 @@ class OperatorConfig:
 
     max_batch: int = 5_000
     poll_ms: int = 20
-    quiet_poll_ms: int = 200
-    """The longest a task waits for input before it looks at its stop, hold, markers and idle flags
-    again, once nothing arrived for a while (`quiet.QuietWait`; a record ends any wait at once)."""
     fetch_wait_ms: int = DEFAULT_FETCH_WAIT_MS
     idle_timeout_ms: int | None = None
     """None: the default of docs/queries.md, 10x the largest window read as ms (10 s for rows windows)."""

@@ -18,7 +18,6 @@ import asyncio
 import contextlib
 
 from streamjoin.joiner.operators.config import OperatorConfig
-from streamjoin.joiner.operators.quiet import QuietWait
 
 __all__ = ["Hold", "Holdable"]
 
@@ -82,11 +81,9 @@ class Hold:
 
 class Holdable:
     """A task a rebalance holds (an operator, a repartitioner): its `_hold`, the task it runs in,
-    its configuration (the stop timeout bounds how long settling may take) and its wait for input
-    (a hold ends it at once)."""
+    and its configuration (the stop timeout bounds how long settling may take)."""
 
     _hold: Hold
-    _quiet: QuietWait
     _task: asyncio.Task[None] | None
     _config: OperatorConfig
 
@@ -94,7 +91,6 @@ class Holdable:
         """Finish the current batch, let what it wrote be acknowledged and recorded, and wait for
         `release`."""
         self._hold.hold()
-        self._quiet.interrupt()
 
     async def settled(self) -> bool:
         """Return True once held with nothing in flight (or ended); False after the stop timeout."""

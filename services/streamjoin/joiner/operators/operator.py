@@ -28,7 +28,6 @@ from streamjoin.joiner.operators.batch_loop import BatchLoop
 from streamjoin.joiner.operators.config import OperatorConfig
 from streamjoin.joiner.operators.hold import Hold, Holdable
 from streamjoin.joiner.operators.kafka_io import highest_published
-from streamjoin.joiner.operators.quiet import QuietWait
 from streamjoin.joiner.operators.stats import OperatorCounters
 from streamjoin.joiner.operators.supervised import Attempts, stop_bounded
 from streamjoin.joiner.publish.output_topics import OutputTopics
@@ -37,7 +36,6 @@ from streamjoin.joiner.recovery.positions import PositionKeeper
 from streamjoin.joiner.recovery.rebuild import recover
 from streamjoin.joiner.rekeyed.reader import RekeySetup, first_offsets, new_reader, wait_positioned
 from streamjoin.kafka import (
-    TASK_METADATA_MAX_AGE_MS,
     Consumer,
     ConsumerError,
     KafkaClients,
@@ -112,7 +110,6 @@ class PartitionOperator(Holdable):
         self.error: tuple[str, float] | None = None  # why the last attempt failed, since when (unix s)
         self._stopping = asyncio.Event()
         self._hold = Hold()
-        self._quiet = QuietWait(config.poll_ms, config.quiet_poll_ms)
         self._task: asyncio.Task[None] | None = None
         self._component = f"operator {query.name}[{partition}]"
         largest = query.largest_window
@@ -138,7 +135,6 @@ class PartitionOperator(Holdable):
     async def stop(self) -> None:
         """Finish the current batch, wait (bounded) for its records to be published, and stop."""
         self._stopping.set()
-        self._quiet.interrupt()
         try:
             await stop_bounded(self._component, self._task, self._config.stop_timeout_ms)
         finally:  # a stopped operator (its query deleted, its partition moved) is no problem of ours
@@ -197,10 +193,7 @@ class PartitionOperator(Holdable):
         self.operator = operator
         self.stats.restore(checkpoint.counters)
         consumer = new_consumer(
-            self._kafka,
-            client_id=f"{self._owner}-{q}-{p}",
-            fetch_wait_ms=self._config.fetch_wait_ms,
-            metadata_max_age_ms=TASK_METADATA_MAX_AGE_MS,
+            self._kafka, client_id=f"{self._owner}-{q}-{p}", fetch_wait_ms=self._config.fetch_wait_ms
         )
         await start_consumer(consumer)
         try:
@@ -250,7 +243,6 @@ class PartitionOperator(Holdable):
                 positions=self._positions,
                 stopping=self._stopping,
                 hold=self._hold,
-                quiet=self._quiet,
                 paused=lambda: self.paused,
                 idle_ms=self._idle_ms,
             )

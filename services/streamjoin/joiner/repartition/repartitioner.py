@@ -28,7 +28,6 @@ import orjson
 from streamjoin.joiner.health import Health
 from streamjoin.joiner.operators.config import OperatorConfig
 from streamjoin.joiner.operators.hold import Hold, Holdable
-from streamjoin.joiner.operators.quiet import QuietWait
 from streamjoin.joiner.operators.supervised import Attempts, stop_bounded
 from streamjoin.joiner.rekeyed.format import (
     HEADER_GEN,
@@ -43,7 +42,6 @@ from streamjoin.joiner.repartition.marks import RekeyMark, RekeyMarks
 from streamjoin.joiner.repartition.producer import Delivery, Header, RekeyProducer
 from streamjoin.joiner.repartition.source_clock import SourceClock
 from streamjoin.kafka import (
-    TASK_METADATA_MAX_AGE_MS,
     Consumer,
     ConsumerError,
     KafkaClients,
@@ -126,7 +124,6 @@ class Repartitioner(Holdable):
         self._marks = marks
         self._stopping = asyncio.Event()
         self._hold = Hold()
-        self._quiet = QuietWait(config.poll_ms, config.quiet_poll_ms)
         self._task: asyncio.Task[None] | None = None
         self.clock = SourceClock(job.query, job.stream, job.partition, config.max_future, time.monotonic())
         """The largest valid timestamp re-keyed so far (markers carry it)."""
@@ -141,7 +138,6 @@ class Repartitioner(Holdable):
     async def stop(self) -> None:
         """Finish the current batch (bounded) and stop."""
         self._stopping.set()
-        self._quiet.interrupt()
         await stop_bounded(self.job.name, self._task, self._config.stop_timeout_ms)
         self._health.ok(self.job.name)
 
@@ -172,7 +168,6 @@ class Repartitioner(Holdable):
             self._kafka,
             client_id=f"{self._owner}-rekey-{job.query.name}-{job.stream}-{job.partition}",
             fetch_wait_ms=self._config.fetch_wait_ms,
-            metadata_max_age_ms=TASK_METADATA_MAX_AGE_MS,
         )
         await start_consumer(consumer)
         try:
@@ -212,7 +207,7 @@ class Repartitioner(Holdable):
         job, cfg = self.job, self._config
         marked: float | None = None  # the timestamp of the last marker sent
         marked_at = -math.inf
-        getmany, quiet = consumer.getmany, self._quiet
+        getmany = consumer.getmany
         inflight: deque[_Pending] = deque()
         try:
             while not self._stopping.is_set():
@@ -221,13 +216,8 @@ class Repartitioner(Holdable):
                     if not inflight:
                         await self._hold.wait(self._stopping)
                     continue
-                wait_ms = quiet.timeout_ms
-                if self.clock.maxts != marked:  # a marker falls due: look again by then
-                    due_ms = (marked_at + MARK_INTERVAL_MS / 1000 - time.monotonic()) * 1000
-                    wait_ms = min(wait_ms, math.ceil(max(cfg.poll_ms, due_ms)))
-                fetch = getmany(tp, timeout_ms=wait_ms, max_records=cfg.max_batch)
-                records = (await quiet.fetch(fetch, {}, wait_ms)).get(tp, [])
-                quiet.found(bool(records))
+                batch = await getmany(tp, timeout_ms=cfg.poll_ms, max_records=cfg.max_batch)
+                records = batch.get(tp, [])
                 await self._commit_acknowledged(inflight, epoch)
                 now = time.monotonic()
                 clock = self.clock
