@@ -21,7 +21,7 @@ from streamjoin.engine.entry import Entry
 from streamjoin.query.expr import Call, Expr, split_filter, streams_of
 from streamjoin.query.expr_eval import compile_predicate
 from streamjoin.query.model import FieldRef, Predicate, QueryDef
-from streamjoin.query.predicates import OPERATORS
+from streamjoin.query.predicates import MISSING, OPERATORS, compare
 
 __all__ = ["Program", "RecordFilter", "Step", "compile_filters", "compile_program"]
 
@@ -32,7 +32,7 @@ RecordFilter = Callable[[Mapping[str, Any]], bool]
 def _operand(value: Any) -> Callable[[Mapping[str, Any]], Any]:
     if isinstance(value, FieldRef):
         field = value.field
-        return lambda record: record.get(field)
+        return lambda record: record.get(field, MISSING)
     return lambda record: value
 
 
@@ -59,14 +59,12 @@ def compile_filters(query: QueryDef) -> dict[str, RecordFilter | None]:
         if not preds and stream not in single:
             filters[stream] = None
             continue
-        tests = [(_operand(p.left), OPERATORS[p.op], _operand(p.right)) for p in preds]
+        tests = [(_operand(p.left), p.op, _operand(p.right)) for p in preds]
         extra = compile_predicate(single[stream], {stream: 0}) if stream in single else None
 
         def passes(record: Mapping[str, Any], tests: list[Any] = tests, extra: Any = extra) -> bool:
-            try:
-                if not all(op(left(record), right(record)) for left, op, right in tests):
-                    return False
-            except TypeError:  # e.g. None < 3: a predicate that cannot hold
+            # A missing field or incomparable values make a predicate false, as everywhere (`compare`).
+            if not all(compare(op, left(record), right(record)) for left, op, right in tests):
                 return False
             return extra is None or bool(extra((record,)))
 
