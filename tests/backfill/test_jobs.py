@@ -32,16 +32,18 @@ QUERY = {
 
 STAND_IN = textwrap.dedent(
     """
-    import json, sys, time
+    import json, os, sys, time
     args = sys.argv[1:]
     status = args[args.index("--status-file") + 1]
-    def write(**fields):
+    def write(**fields):  # replaced atomically, as the real command does: a reader never sees it half written
         try:
             current = json.load(open(status))
         except Exception:
             current = {}
         current.update(fields)
-        json.dump(current, open(status, "w"))
+        with open(status + ".tmp", "w") as tmp:
+            json.dump(current, tmp)
+        os.replace(status + ".tmp", status)
     mode = args[args.index("--from") + 1]
     write(state="running", progress=0.5, tasks_done=2, tasks_total=4)
     if mode == "1":
